@@ -1,0 +1,33 @@
+/*
+** algorithms.h — the registry of algorithms and the stages they share.
+*/
+#ifndef DB_ALGORITHMS_H
+#define DB_ALGORITHMS_H
+
+#include <stdio.h>
+#include "runtime/stage.h"
+
+/* The algorithm called `name`, or NULL with an error listing the known names. */
+const db_algo *db_algo_find(const char *name);
+
+/* The number of algorithms, and the i-th in --list-algos order. */
+int db_algo_count(void);
+const db_algo *db_algo_at(int i);
+
+/* Prints an algorithm's stages (with their roles), items, parameters with
+** defaults and ranges, and variants: the --list-algos entry. */
+void db_algo_print(const db_algo *algo, FILE *f);
+
+/* The `gray` stage's implementations (algorithms/gray.c): colour to gray with
+** the job's rule, from item `in` to item `out` given in the stage's ports. */
+db_status db_gray_cpu(db_stage_run *run);
+db_status db_gray_gpu(db_stage_run *run);
+
+/* The algorithms (one file each). */
+extern const db_algo db_algo_otsu;
+extern const db_algo db_algo_niblack;
+extern const db_algo db_algo_sauvola;
+extern const db_algo db_algo_nick;
+extern const db_algo db_algo_wolf;
+
+#endif

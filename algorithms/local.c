@@ -1,0 +1,204 @@
+/*
+** local.c — the local-window family: Niblack, Sauvola, NICK and Wolf.
+**
+** All four share one graph, gray → stats → threshold, and differ only in the
+** threshold formula and defaults (specs/local-thresholding.md §3). `stats` makes
+** the exact 64-bit window sums S and Q; its variants (`--variant`) are the O(1)
+** sliding sums and the NICK paper's three direct-window kernels, which give the
+** same integers and therefore the same image.
+*/
+#include "algorithms/algorithms.h"
+
+enum { IMAGE, GRAY, SUMS, BINARY, N_ITEMS };
+
+/* Parameter indices, shared by the four algorithms. */
+enum { P_WINDOW, P_K };
+
+typedef enum method { NIBLACK = 0, SAUVOLA = 1, NICK = 2, WOLF = 3 } method;
+
+typedef enum stats_variant { SLIDING, GLOBAL, GLOBAL_SHARED, SHARED, N_VARIANTS } stats_variant;
+
+static const char *const variants[N_VARIANTS] = {"sliding", "global", "global-shared", "shared"};
+
+static const db_item items[N_ITEMS] = {
+    [IMAGE] = {"image", DB_ITEM_INPUT, 1, "the decoded input, gray or RGB"},
+    [GRAY] = {"gray", DB_ITEM_PIXELS, 1, "8-bit gray"},
+    [SUMS] = {"sums", DB_ITEM_PIXELS, 2 * sizeof(cl_long), "window sums S and Q, 64-bit"},
+    [BINARY] = {"binary", DB_ITEM_PIXELS, 1, "0 = ink, 255 = background"},
+};
+
+/* Work-group shapes; the kernels' TILE, SCAN and REDUCE match these. */
+#define TILE 16
+#define SCAN 256
+#define REDUCE 256
+
+static db_status stats_args(db_stage_run *run, cl_kernel k, cl_mem src, cl_mem dst)
+{
+    cl_int w = db_stage_width(run), h = db_stage_height(run);
+    cl_int half = (cl_int)(db_stage_job(run)->params[P_WINDOW] - 1) / 2;
+    return db_stage_args(run, k, 5, sizeof src, &src, sizeof w, &w, sizeof h, &h, sizeof half, &half, sizeof dst,
+                         &dst);
+}
+
+static db_status stats_direct(db_stage_run *run, const char *kernel, int tiled)
+{
+    cl_kernel k = db_stage_kernel(run, "window_stats.cl", kernel);
+    if (!k)
+        return db_error_status();
+    db_status st = stats_args(run, k, db_stage_in(run, 0), db_stage_out(run, 0));
+    if (st != DB_OK)
+        return st;
+    const size_t global[2] = {(size_t)db_stage_width(run), (size_t)db_stage_height(run)};
+    const size_t local[2] = {TILE, TILE};
+    return db_stage_launch(run, k, 2, global, tiled || db_stage_device(run)->role == DB_ROLE_GPU ? local : NULL);
+}
+
+static db_status stats_sliding(db_stage_run *run, int gpu)
+{
+    size_t w = (size_t)db_stage_width(run), h = (size_t)db_stage_height(run);
+    cl_mem col = db_stage_scratch(run, w * h * 2 * sizeof(cl_long));
+    cl_kernel columns = db_stage_kernel(run, "window_stats.cl", "stats_columns");
+    cl_kernel rows = db_stage_kernel(run, "window_stats.cl", gpu ? "stats_rows_scan" : "stats_rows_serial");
+    if (!col || !columns || !rows)
+        return db_error_status();
+    db_status st = stats_args(run, columns, db_stage_in(run, 0), col);
+    if (st != DB_OK)
+        return st;
+    const size_t col_local = 64;
+    if ((st = db_stage_launch(run, columns, 1, &w, gpu ? &col_local : NULL)) != DB_OK)
+        return st;
+    if ((st = stats_args(run, rows, col, db_stage_out(run, 0))) != DB_OK)
+        return st;
+    if (gpu) {
+        const size_t global = h * SCAN, local = SCAN;
+        return db_stage_launch(run, rows, 1, &global, &local);
+    }
+    return db_stage_launch(run, rows, 1, &h, NULL);
+}
+
+static db_status stats_impl(db_stage_run *run, int gpu)
+{
+    switch ((stats_variant)db_stage_job(run)->variant) {
+    case SLIDING:
+        return stats_sliding(run, gpu);
+    case GLOBAL:
+        return stats_direct(run, "stats_direct_global", 0);
+    case GLOBAL_SHARED:
+        return stats_direct(run, "stats_direct_global_shared", 1);
+    case SHARED:
+        return stats_direct(run, "stats_direct_shared", 1);
+    case N_VARIANTS:
+        break;
+    }
+    return db_fail(DB_ERR_USAGE, "unknown stats variant");
+}
+
+static db_status stats_cpu(db_stage_run *run)
+{
+    return stats_impl(run, 0);
+}
+
+static db_status stats_gpu(db_stage_run *run)
+{
+    return stats_impl(run, 1);
+}
+
+/* Wolf's two image-wide quantities, minimum gray and √(max variance), into `wolf`. */
+static db_status wolf_reduce(db_stage_run *run, cl_mem wolf, int gpu)
+{
+    cl_int parts = gpu ? 1024 : (cl_int)db_stage_device(run)->info.compute_units * 4;
+    size_t local = gpu ? REDUCE : 64;
+    cl_mem pv = db_stage_scratch(run, (size_t)parts * sizeof(cl_double));
+    cl_mem pm = db_stage_scratch(run, (size_t)parts * sizeof(cl_int));
+    cl_kernel partial = db_stage_kernel(run, "local_threshold.cl", "wolf_partial");
+    cl_kernel final = db_stage_kernel(run, "local_threshold.cl", "wolf_final");
+    if (!pv || !pm || !partial || !final)
+        return db_error_status();
+    cl_mem gray = db_stage_in(run, 0), sums = db_stage_in(run, 1);
+    cl_int w = db_stage_width(run), h = db_stage_height(run);
+    cl_int half = (cl_int)(db_stage_job(run)->params[P_WINDOW] - 1) / 2;
+    db_status st = db_stage_args(run, partial, 7, sizeof gray, &gray, sizeof sums, &sums, sizeof w, &w, sizeof h, &h,
+                           sizeof half, &half, sizeof pv, &pv, sizeof pm, &pm);
+    if (st != DB_OK)
+        return st;
+    size_t global = (size_t)parts * local;
+    if ((st = db_stage_launch(run, partial, 1, &global, &local)) != DB_OK)
+        return st;
+    if ((st = db_stage_args(run, final, 4, sizeof pv, &pv, sizeof pm, &pm, sizeof parts, &parts, sizeof wolf,
+                            &wolf)) != DB_OK)
+        return st;
+    const size_t one = 1;
+    return db_stage_launch(run, final, 1, &one, NULL);
+}
+
+static db_status threshold_impl(db_stage_run *run, method m, int gpu)
+{
+    cl_mem wolf = db_stage_scratch(run, 2 * sizeof(cl_double));
+    cl_kernel k = db_stage_kernel(run, "local_threshold.cl", "threshold_local");
+    if (!wolf || !k)
+        return db_error_status();
+    db_status st;
+    if (m == WOLF && (st = wolf_reduce(run, wolf, gpu)) != DB_OK)
+        return st;
+    cl_mem gray = db_stage_in(run, 0), sums = db_stage_in(run, 1), out = db_stage_out(run, 0);
+    cl_int w = db_stage_width(run), h = db_stage_height(run);
+    cl_int half = (cl_int)(db_stage_job(run)->params[P_WINDOW] - 1) / 2;
+    cl_int method_arg = m;
+    cl_double kval = db_stage_job(run)->params[P_K];
+    st = db_stage_args(run, k, 9, sizeof gray, &gray, sizeof sums, &sums, sizeof w, &w, sizeof h, &h, sizeof half,
+                       &half, sizeof method_arg, &method_arg, sizeof kval, &kval, sizeof wolf, &wolf, sizeof out, &out);
+    if (st != DB_OK)
+        return st;
+    const size_t global[2] = {(size_t)w, (size_t)h};
+    const size_t local[2] = {64, 4};
+    return db_stage_launch(run, k, 2, global, gpu ? local : NULL);
+}
+
+#define THRESHOLD_IMPLS(name, m)                                                                                 \
+    static db_status name##_cpu(db_stage_run *run) { return threshold_impl(run, m, 0); }                       \
+    static db_status name##_gpu(db_stage_run *run) { return threshold_impl(run, m, 1); }
+
+THRESHOLD_IMPLS(niblack, NIBLACK)
+THRESHOLD_IMPLS(sauvola, SAUVOLA)
+THRESHOLD_IMPLS(nick, NICK)
+THRESHOLD_IMPLS(wolf, WOLF)
+
+/* Windows beyond twice the largest image side are clipped to the image anyway. */
+#define WINDOW_MAX (2.0 * DB_IMAGE_MAX_SIDE + 1)
+
+#define LOCAL_ALGO(id, title, window_def, k_def, k_doc, threshold_doc)                                           \
+    static const db_param id##_params[] = {                                                                      \
+        {"window", DB_PARAM_ODD_INT, window_def, 3, WINDOW_MAX, "odd window side w (w x w, clipped at borders)"}, \
+        {"k", DB_PARAM_REAL, k_def, -10, 10, k_doc},                                                              \
+    };                                                                                                           \
+    static const db_stage id##_stages[] = {                                                                      \
+        {"gray", "colour to gray (BT.601 or --gray qt)", {IMAGE}, 1, {GRAY}, 1, {db_gray_cpu, db_gray_gpu}},      \
+        {"stats", "exact 64-bit window sums S, Q (variants: sliding, global, global-shared, shared)", {GRAY}, 1, \
+         {SUMS}, 1, {stats_cpu, stats_gpu}},                                                                     \
+        {"threshold", threshold_doc, {GRAY, SUMS}, 2, {BINARY}, 1, {id##_cpu, id##_gpu}},                         \
+    };                                                                                                           \
+    const db_algo db_algo_##id = {                                                                               \
+        .name = #id,                                                                                             \
+        .doc = title,                                                                                            \
+        .items = items,                                                                                          \
+        .n_items = N_ITEMS,                                                                                      \
+        .input = IMAGE,                                                                                          \
+        .output = BINARY,                                                                                        \
+        .stages = id##_stages,                                                                                   \
+        .n_stages = 3,                                                                                           \
+        .params = id##_params,                                                                                   \
+        .n_params = 2,                                                                                           \
+        .variants = variants,                                                                                    \
+        .n_variants = N_VARIANTS,                                                                                \
+        .variant_stage = "stats",                                                                                \
+    };
+
+LOCAL_ALGO(niblack, "Niblack's local threshold T = m + k*s", 75, 0.2,
+           "weight of the standard deviation (dark text on light paper wants a negative k, e.g. -0.2)",
+           "T = m + k*s; ink iff gray <= T")
+LOCAL_ALGO(sauvola, "Sauvola's local threshold T = m*(1 + k*(s/128 - 1))", 75, 0.2, "sensitivity (0.2 to 0.5 typical)",
+           "T = m*(1 + k*(s/128 - 1)); ink iff gray <= T")
+LOCAL_ALGO(nick, "NICK (Khurshid et al.) T = m + k*sqrt(var + m^2)", 75, -0.2, "weight, usually -0.1 to -0.2",
+           "T = m + k*sqrt(var + m*m); ink iff gray <= T")
+LOCAL_ALGO(wolf, "Wolf & Jolion's threshold T = m - k*(1 - s/maxS)*(m - min)", 75, 0.2, "sensitivity",
+           "T = m - k*(1 - s/maxS)*(m - min) with image-wide min and maxS; ink iff gray <= T")

@@ -1,0 +1,123 @@
+/*
+** otsu.c — Otsu's global threshold: gray → histogram → binarize.
+** Spec: specs/local-thresholding.md §3 (64-bit histogram and sums).
+*/
+#include "algorithms/algorithms.h"
+
+enum { IMAGE, GRAY, HISTOGRAM, BINARY, N_ITEMS };
+
+static const db_item items[N_ITEMS] = {
+    [IMAGE] = {"image", DB_ITEM_INPUT, 1, "the decoded input, gray or RGB"},
+    [GRAY] = {"gray", DB_ITEM_PIXELS, 1, "8-bit gray"},
+    [HISTOGRAM] = {"histogram", DB_ITEM_FIXED, 256 * sizeof(cl_ulong), "256 64-bit bin counts"},
+    [BINARY] = {"binary", DB_ITEM_PIXELS, 1, "0 = ink, 255 = background"},
+};
+
+/* Partial histograms on the GPU: enough work-groups to fill a large device. */
+#define GPU_GROUPS 1024
+#define GPU_LOCAL 256
+
+static db_status histogram_reduce(db_stage_run *run, cl_mem partial, cl_uint parts)
+{
+    cl_kernel k = db_stage_kernel(run, "histogram.cl", "histogram_reduce");
+    if (!k)
+        return db_error_status();
+    cl_mem hist = db_stage_out(run, 0);
+    db_status st = db_stage_args(run, k, 3, sizeof partial, &partial, sizeof parts, &parts, sizeof hist, &hist);
+    if (st != DB_OK)
+        return st;
+    const size_t global = 256;
+    return db_stage_launch(run, k, 1, &global, NULL);
+}
+
+static db_status histogram_cpu(db_stage_run *run)
+{
+    cl_ulong n = (cl_ulong)db_stage_width(run) * (cl_ulong)db_stage_height(run);
+    /* A few chunks per compute unit; each chunk's 32-bit counts stay below 2^32
+    ** because images hold fewer than 2^34 pixels and there are at least 64 chunks. */
+    cl_uint chunks = db_stage_device(run)->info.compute_units * 4;
+    if (chunks < 64)
+        chunks = 64;
+    cl_ulong chunk = (n + chunks - 1) / chunks;
+    cl_mem partial = db_stage_scratch(run, (size_t)chunks * 256 * sizeof(cl_uint));
+    cl_kernel k = db_stage_kernel(run, "histogram.cl", "histogram_chunks");
+    if (!partial || !k)
+        return db_error_status();
+    cl_mem gray = db_stage_in(run, 0);
+    db_status st = db_stage_args(run, k, 5, sizeof gray, &gray, sizeof n, &n, sizeof chunk, &chunk,
+                                 sizeof chunks, &chunks, sizeof partial, &partial);
+    if (st != DB_OK)
+        return st;
+    size_t global = chunks;
+    if ((st = db_stage_launch(run, k, 1, &global, NULL)) != DB_OK)
+        return st;
+    return histogram_reduce(run, partial, chunks);
+}
+
+static db_status histogram_gpu(db_stage_run *run)
+{
+    cl_ulong n = (cl_ulong)db_stage_width(run) * (cl_ulong)db_stage_height(run);
+    cl_mem partial = db_stage_scratch(run, (size_t)GPU_GROUPS * 256 * sizeof(cl_uint));
+    cl_kernel k = db_stage_kernel(run, "histogram.cl", "histogram_groups");
+    if (!partial || !k)
+        return db_error_status();
+    cl_mem gray = db_stage_in(run, 0);
+    db_status st = db_stage_args(run, k, 3, sizeof gray, &gray, sizeof n, &n, sizeof partial, &partial);
+    if (st != DB_OK)
+        return st;
+    const size_t global = (size_t)GPU_GROUPS * GPU_LOCAL, local = GPU_LOCAL;
+    if ((st = db_stage_launch(run, k, 1, &global, &local)) != DB_OK)
+        return st;
+    return histogram_reduce(run, partial, GPU_GROUPS);
+}
+
+/* Both roles: the 256-step scan in one work-item, then one comparison per pixel. */
+static db_status binarize_any(db_stage_run *run, const size_t *local)
+{
+    cl_mem t = db_stage_scratch(run, sizeof(cl_int));
+    cl_kernel scan = db_stage_kernel(run, "otsu.cl", "otsu_threshold");
+    cl_kernel bin = db_stage_kernel(run, "otsu.cl", "binarize_global");
+    if (!t || !scan || !bin)
+        return db_error_status();
+    cl_mem gray = db_stage_in(run, 0), hist = db_stage_in(run, 1), out = db_stage_out(run, 0);
+    db_status st = db_stage_args(run, scan, 2, sizeof hist, &hist, sizeof t, &t);
+    if (st != DB_OK)
+        return st;
+    const size_t one = 1;
+    if ((st = db_stage_launch(run, scan, 1, &one, NULL)) != DB_OK)
+        return st;
+    cl_ulong n = (cl_ulong)db_stage_width(run) * (cl_ulong)db_stage_height(run);
+    if ((st = db_stage_args(run, bin, 4, sizeof gray, &gray, sizeof t, &t, sizeof out, &out, sizeof n, &n)) != DB_OK)
+        return st;
+    size_t global = (size_t)n;
+    return db_stage_launch(run, bin, 1, &global, local);
+}
+
+static db_status binarize_cpu(db_stage_run *run)
+{
+    return binarize_any(run, NULL);
+}
+
+static db_status binarize_gpu(db_stage_run *run)
+{
+    const size_t local = 256;
+    return binarize_any(run, &local);
+}
+
+static const db_stage stages[] = {
+    {"gray", "colour to gray (BT.601 or --gray qt)", {IMAGE}, 1, {GRAY}, 1, {db_gray_cpu, db_gray_gpu}},
+    {"histogram", "256-bin histogram, 64-bit counts", {GRAY}, 1, {HISTOGRAM}, 1, {histogram_cpu, histogram_gpu}},
+    {"binarize", "Otsu's threshold T from the histogram; ink iff gray <= T", {GRAY, HISTOGRAM}, 2, {BINARY}, 1,
+     {binarize_cpu, binarize_gpu}},
+};
+
+const db_algo db_algo_otsu = {
+    .name = "otsu",
+    .doc = "Otsu's global threshold (maximal between-class variance)",
+    .items = items,
+    .n_items = N_ITEMS,
+    .input = IMAGE,
+    .output = BINARY,
+    .stages = stages,
+    .n_stages = 3,
+};

@@ -1,0 +1,309 @@
+/*
+** buffer.c — host staging, per-role replicas, lazy transfers and event bridging.
+*/
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runtime/buffer.h"
+#include "runtime/profile.h"
+#include "runtime/util.h"
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The device through which host memory is pinned: the first bound device that
+** does not share host memory (a discrete GPU), or NULL. */
+static db_device *pinning_device(db_context *ctx)
+{
+    for (int r = 0; r < DB_ROLE_COUNT; r++)
+        if (ctx->role[r] && !ctx->role[r]->info.host_unified)
+            return ctx->role[r];
+    return NULL;
+}
+
+static db_host_block *host_alloc(db_context *ctx, size_t bytes)
+{
+    bytes = bytes ? bytes : 1;
+    pthread_mutex_lock(&pool_lock);
+    for (db_host_block **pp = &ctx->pool; *pp; pp = &(*pp)->next)
+        if ((*pp)->bytes == bytes) {
+            db_host_block *b = *pp;
+            *pp = b->next;
+            b->next = NULL;
+            pthread_mutex_unlock(&pool_lock);
+            return b;
+        }
+    pthread_mutex_unlock(&pool_lock);
+
+    db_host_block *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->bytes = bytes;
+    db_device *pin = pinning_device(ctx);
+    if (pin) {
+        cl_int err;
+        b->pinned = clCreateBuffer(pin->context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes, NULL, &err);
+        if (err == CL_SUCCESS) {
+            b->ptr = clEnqueueMapBuffer(pin->transfer, b->pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                        bytes, 0, NULL, NULL, &err);
+            if (err == CL_SUCCESS) {
+                b->pinned_dev = pin;
+                return b;
+            }
+            clReleaseMemObject(b->pinned);
+            b->pinned = NULL;
+        }
+        /* Pinned memory is an optimisation: ordinary memory gives the same results. */
+    }
+    if (posix_memalign(&b->ptr, 4096, db_round_up(bytes, 4096)) != 0) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+static void host_block_free(db_host_block *b)
+{
+    if (b->pinned) {
+        cl_event ev;
+        if (clEnqueueUnmapMemObject(b->pinned_dev->transfer, b->pinned, b->ptr, 0, NULL, &ev) == CL_SUCCESS) {
+            clWaitForEvents(1, &ev);
+            clReleaseEvent(ev);
+        }
+        clReleaseMemObject(b->pinned);
+    } else {
+        free(b->ptr);
+    }
+    free(b);
+}
+
+static void host_free(db_context *ctx, db_host_block *b)
+{
+    if (!b)
+        return;
+    pthread_mutex_lock(&pool_lock);
+    b->next = ctx->pool;
+    ctx->pool = b;
+    pthread_mutex_unlock(&pool_lock);
+}
+
+void db_host_pool_drain(db_context *ctx)
+{
+    pthread_mutex_lock(&pool_lock);
+    db_host_block *b = ctx->pool;
+    ctx->pool = NULL;
+    pthread_mutex_unlock(&pool_lock);
+    while (b) {
+        db_host_block *next = b->next;
+        host_block_free(b);
+        b = next;
+    }
+}
+
+db_status db_buffer_init(db_buffer *buf, db_context *ctx, const char *name, size_t bytes)
+{
+    memset(buf, 0, sizeof *buf);
+    buf->name = name;
+    buf->bytes = bytes ? bytes : 1;
+    buf->host = host_alloc(ctx, buf->bytes);
+    if (!buf->host)
+        return db_fail(DB_ERR_NOMEM, "out of host memory for %s (%zu bytes)", name, buf->bytes);
+    return DB_OK;
+}
+
+static void release_event(cl_event *ev)
+{
+    if (*ev)
+        clReleaseEvent(*ev);
+    *ev = NULL;
+}
+
+void db_buffer_release(db_buffer *buf, db_context *ctx)
+{
+    for (int r = 0; r < DB_ROLE_COUNT; r++) {
+        release_event(&buf->rep[r].ready);
+        if (buf->rep[r].mem)
+            clReleaseMemObject(buf->rep[r].mem);
+    }
+    release_event(&buf->host_ready);
+    host_free(ctx, buf->host);
+    memset(buf, 0, sizeof *buf);
+}
+
+cl_mem db_buffer_mem(db_buffer *buf, db_device *dev)
+{
+    int r = dev->role;
+    if (buf->rep[r].mem)
+        return buf->rep[r].mem;
+    cl_int err;
+    cl_mem m;
+    if (dev->info.host_unified && ((uintptr_t)buf->host->ptr % dev->mem_align) == 0)
+        m = clCreateBuffer(dev->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, buf->bytes,
+                           buf->host->ptr, &err);
+    else
+        m = clCreateBuffer(dev->context, CL_MEM_READ_WRITE, buf->bytes, NULL, &err);
+    if (err != CL_SUCCESS) {
+        db_fail(DB_ERR_CL, "allocating %s (%zu bytes) on %s device '%s' failed with %s%s", buf->name,
+                buf->bytes, db_role_name(dev->role), dev->info.name, db_cl_error_name(err),
+                err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES
+                    ? " (the image is too large for this device's memory)" : "");
+        return NULL;
+    }
+    buf->rep[r].mem = m;
+    buf->rep[r].dev = dev;
+    return m;
+}
+
+static bool aliases_host(const db_buffer *buf, const db_device *dev)
+{
+    return dev->info.host_unified && ((uintptr_t)buf->host->ptr % dev->mem_align) == 0;
+}
+
+static void bridge_callback(cl_event ev, cl_int status, void *user)
+{
+    (void)ev;
+    cl_event target = user;
+    clSetUserEventStatus(target, status < 0 ? status : CL_COMPLETE);
+    clReleaseEvent(target);
+}
+
+db_status db_event_bridge(db_device *dev, cl_event ev, cl_event *out)
+{
+    *out = NULL;
+    if (!ev)
+        return DB_OK;
+    cl_context evctx;
+    cl_int err = clGetEventInfo(ev, CL_EVENT_CONTEXT, sizeof evctx, &evctx, NULL);
+    if (err != CL_SUCCESS)
+        return db_cl_check(err, "clGetEventInfo", dev);
+    if (evctx == dev->context) {
+        clRetainEvent(ev);
+        *out = ev;
+        return DB_OK;
+    }
+    cl_event user = clCreateUserEvent(dev->context, &err);
+    if (err != CL_SUCCESS)
+        return db_cl_check(err, "clCreateUserEvent", dev);
+    /* The callback holds its own reference: it may run after the caller's is gone. */
+    clRetainEvent(user);
+    cl_command_queue q = NULL;
+    if (clGetEventInfo(ev, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) == CL_SUCCESS && q)
+        clFlush(q); /* a command never submitted would never complete */
+    err = clSetEventCallback(ev, CL_COMPLETE, bridge_callback, user);
+    if (err != CL_SUCCESS) {
+        clReleaseEvent(user);
+        clReleaseEvent(user);
+        return db_cl_check(err, "clSetEventCallback", dev);
+    }
+    *out = user;
+    return DB_OK;
+}
+
+/* Copies the valid replica on `src` to the host copy. */
+static db_status to_host_from(db_buffer *buf, db_device *src, struct db_profile *prof)
+{
+    int r = src->role;
+    cl_event done = NULL;
+    cl_int err;
+    cl_uint nw = buf->rep[r].ready ? 1 : 0;
+    if (aliases_host(buf, src)) {
+        void *p = clEnqueueMapBuffer(src->transfer, buf->rep[r].mem, CL_FALSE, CL_MAP_READ, 0, buf->bytes,
+                                     nw, nw ? &buf->rep[r].ready : NULL, NULL, &err);
+        if (err == CL_SUCCESS)
+            err = clEnqueueUnmapMemObject(src->transfer, buf->rep[r].mem, p, 0, NULL, &done);
+        if (err == CL_SUCCESS)
+            db_profile_add(prof, done, DB_REC_TO_HOST, buf->name, "map", src, 0);
+    } else {
+        err = clEnqueueReadBuffer(src->transfer, buf->rep[r].mem, CL_FALSE, 0, buf->bytes, buf->host->ptr, nw,
+                                  nw ? &buf->rep[r].ready : NULL, &done);
+        if (err == CL_SUCCESS)
+            db_profile_add(prof, done, DB_REC_TO_HOST, buf->name, "copy", src, buf->bytes);
+    }
+    if (err != CL_SUCCESS)
+        return db_cl_check(err, "copying to the host", src);
+    release_event(&buf->host_ready);
+    buf->host_ready = done;
+    buf->host_valid = true;
+    return DB_OK;
+}
+
+db_status db_buffer_fetch_host(db_buffer *buf, struct db_profile *prof, cl_event *ready)
+{
+    *ready = NULL;
+    if (!buf->host_valid) {
+        db_device *src = NULL;
+        for (int r = 0; r < DB_ROLE_COUNT; r++)
+            if (buf->rep[r].valid)
+                src = buf->rep[r].dev;
+        if (!src)
+            return db_fail(DB_ERR_USAGE, "item %s was never written", buf->name);
+        db_status st = to_host_from(buf, src, prof);
+        if (st != DB_OK)
+            return st;
+    }
+    if (buf->host_ready) {
+        clRetainEvent(buf->host_ready);
+        *ready = buf->host_ready;
+    }
+    return DB_OK;
+}
+
+db_status db_buffer_fetch(db_buffer *buf, db_device *dev, struct db_profile *prof, cl_event *ready)
+{
+    int r = dev->role;
+    *ready = NULL;
+    if (!db_buffer_mem(buf, dev))
+        return db_error_status();
+    if (!buf->rep[r].valid) {
+        cl_event host_ev = NULL;
+        db_status st = db_buffer_fetch_host(buf, prof, &host_ev);
+        if (st != DB_OK)
+            return st;
+        cl_event wait = NULL;
+        st = db_event_bridge(dev, host_ev, &wait);
+        release_event(&host_ev);
+        if (st != DB_OK)
+            return st;
+        cl_event done = NULL;
+        cl_int err;
+        cl_uint nw = wait ? 1 : 0;
+        if (aliases_host(buf, dev)) {
+            void *p = clEnqueueMapBuffer(dev->transfer, buf->rep[r].mem, CL_FALSE, CL_MAP_WRITE_INVALIDATE_REGION, 0, buf->bytes,
+                                         nw, nw ? &wait : NULL, NULL, &err);
+            if (err == CL_SUCCESS)
+                err = clEnqueueUnmapMemObject(dev->transfer, buf->rep[r].mem, p, 0, NULL, &done);
+            if (err == CL_SUCCESS)
+                db_profile_add(prof, done, DB_REC_TO_DEVICE, buf->name, "map", dev, 0);
+        } else {
+            err = clEnqueueWriteBuffer(dev->transfer, buf->rep[r].mem, CL_FALSE, 0, buf->bytes, buf->host->ptr,
+                                       nw, nw ? &wait : NULL, &done);
+            if (err == CL_SUCCESS)
+                db_profile_add(prof, done, DB_REC_TO_DEVICE, buf->name, "copy", dev, buf->bytes);
+        }
+        release_event(&wait);
+        if (err != CL_SUCCESS)
+            return db_cl_check(err, "copying to the device", dev);
+        release_event(&buf->rep[r].ready);
+        buf->rep[r].ready = done;
+        buf->rep[r].valid = true;
+    }
+    if (buf->rep[r].ready) {
+        clRetainEvent(buf->rep[r].ready);
+        *ready = buf->rep[r].ready;
+    }
+    return DB_OK;
+}
+
+void db_buffer_written(db_buffer *buf, db_device *dev, cl_event done)
+{
+    for (int r = 0; r < DB_ROLE_COUNT; r++)
+        buf->rep[r].valid = false;
+    buf->host_valid = false;
+    release_event(&buf->host_ready);
+    int r = dev->role;
+    release_event(&buf->rep[r].ready);
+    if (done)
+        clRetainEvent(done);
+    buf->rep[r].ready = done;
+    buf->rep[r].valid = true;
+}

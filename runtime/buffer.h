@@ -1,0 +1,76 @@
+/*
+** buffer.h — data items in memory: a host copy and one replica per role.
+**
+** Each copy is valid or not (StarPU's MSI replicas, simplified to single
+** assignment: within a run every item is written exactly once). A stage's input
+** is fetched lazily to its device; the writer's copy becomes the only valid one.
+** Host memory is staging memory: pinned through the GPU's driver when a discrete
+** GPU is bound (one DMA each way), page-aligned otherwise. A device that shares
+** host memory (a CPU device such as PoCL) wraps the staging memory with
+** CL_MEM_USE_HOST_PTR, so its replica costs no copy; map/unmap commands keep it
+** coherent as the OpenCL specification requires. Roles live in different
+** contexts, so a dependency on another role's event goes through a user event
+** completed from that event's callback: no thread ever blocks waiting for it.
+*/
+#ifndef DB_BUFFER_H
+#define DB_BUFFER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <CL/cl.h>
+#include "runtime/device.h"
+
+struct db_profile;
+
+/* Host staging memory, possibly pinned; recycled through the context's pool. */
+typedef struct db_host_block {
+    struct db_host_block *next;
+    size_t bytes;
+    void *ptr;
+    cl_mem pinned;           /* the ALLOC_HOST_PTR buffer backing ptr, or NULL */
+    db_device *pinned_dev;   /* the device whose queue mapped it */
+} db_host_block;
+
+/* One data item of one run. */
+typedef struct db_buffer {
+    const char *name;
+    size_t bytes;
+    db_host_block *host;
+    bool host_valid;
+    cl_event host_ready;     /* completes when the host copy is valid; NULL = now */
+    struct {
+        db_device *dev;
+        cl_mem mem;
+        bool valid;
+        cl_event ready;      /* completes when this replica is valid; NULL = now */
+    } rep[DB_ROLE_COUNT];
+} db_buffer;
+
+/* Prepares an empty item of `bytes` bytes (at least 1) named `name`. */
+db_status db_buffer_init(db_buffer *buf, db_context *ctx, const char *name, size_t bytes);
+
+/* Releases replicas and events and returns the host block to the pool. */
+void db_buffer_release(db_buffer *buf, db_context *ctx);
+
+/* The replica on `dev` (created on first use, contents undefined until valid). */
+cl_mem db_buffer_mem(db_buffer *buf, db_device *dev);
+
+/* Makes the copy on `dev` valid, enqueuing transfers as needed, and returns in
+** `*ready` a retained event of `dev`'s context to wait for (NULL if none). */
+db_status db_buffer_fetch(db_buffer *buf, db_device *dev, struct db_profile *prof, cl_event *ready);
+
+/* Records that `dev` wrote the item; `done` completes when the write does. */
+void db_buffer_written(db_buffer *buf, db_device *dev, cl_event done);
+
+/* Makes the host copy valid and returns a retained event to wait for (NULL if none). */
+db_status db_buffer_fetch_host(db_buffer *buf, struct db_profile *prof, cl_event *ready);
+
+/* Returns an event of `dev`'s context that completes when `ev` does (retained;
+** NULL when ev is NULL). Across contexts this is a user event set from ev's
+** completion callback, so no thread blocks. */
+db_status db_event_bridge(db_device *dev, cl_event ev, cl_event *out);
+
+/* Frees every pooled host block of `ctx`. */
+void db_host_pool_drain(db_context *ctx);
+
+#endif

@@ -1,0 +1,36 @@
+/*
+** codec.h — the PNG and PNM readers and writers behind image.c (internal,
+** not installed).
+**
+** image.c sniffs the signature and picks a reader; it validates the image and
+** `bits` and owns the temporary file before it calls a writer, so the codecs
+** only encode and decode.
+*/
+#ifndef DB_CODEC_H
+#define DB_CODEC_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "runtime/image.h"
+
+/* Decodes a PNG held in memory into an 8-bit gray or RGB image (alpha is
+** composited over white). NULL and an error naming `name` on failure. */
+db_image *db_png_read(const uint8_t *bytes, size_t size, const char *name);
+
+/* Encodes `img` as PNG into `f`: 1-bit gray (white iff value >= 128), 8-bit
+** gray or 8-bit RGB. `path` names the final file in error messages. */
+db_status db_png_write(const db_image *img, FILE *f, int bits, const char *path);
+
+/* Decodes a PNM (P1–P6) held in memory into an 8-bit gray or RGB image.
+** NULL and an error naming `name` on failure. */
+db_image *db_pnm_read(const uint8_t *bytes, size_t size, const char *name);
+
+/* Encodes `img` into `f` as P4 (bits 1; black iff value < 128), P5 (gray)
+** or P6 (RGB). `path` names the final file in error messages. */
+db_status db_pnm_write(const db_image *img, FILE *f, int bits, const char *path);
+
+/* Records that writing `path` failed with errno value `err`, with a hint for
+** the common causes; shared so that every writer words the failure alike. */
+db_status db_image_write_failed(const char *path, int err);
+
+#endif

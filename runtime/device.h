@@ -1,0 +1,96 @@
+/*
+** device.h — OpenCL devices and the two roles, `cpu` and `gpu`, they are bound to.
+**
+** Every stage of every algorithm runs on a role; a role is bound to one OpenCL
+** device (DESIGN.md "Device role"). Each bound role owns its own cl_context with
+** an in-order compute queue and a separate transfer queue, so a role bound to
+** PoCL and a role bound to an NVIDIA GPU are handled the same way, and two roles
+** bound to the same device still exercise the cross-context data path.
+*/
+#ifndef DB_DEVICE_H
+#define DB_DEVICE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <CL/cl.h>
+#include "runtime/error.h"
+
+/* Where a stage runs. The numeric values index per-role arrays. */
+typedef enum db_role {
+    DB_ROLE_CPU = 0,
+    DB_ROLE_GPU = 1,
+    DB_ROLE_COUNT
+} db_role;
+
+/* "cpu" or "gpu". */
+const char *db_role_name(db_role role);
+
+/* One OpenCL device as discovered, before any context exists. */
+typedef struct db_device_info {
+    int platform_index;        /* P of "P:D" */
+    int device_index;          /* D of "P:D", within its platform */
+    cl_platform_id platform;
+    cl_device_id id;
+    cl_device_type type;
+    char platform_name[128];
+    char platform_version[128];
+    char name[256];
+    char driver_version[128];
+    cl_uint compute_units;
+    cl_ulong global_mem;
+    bool has_fp64;
+    bool host_unified;         /* a CPU device: its buffers can alias host memory */
+    char key[17];              /* 16 hex digits of a hash of platform, name, driver */
+} db_device_info;
+
+typedef struct db_program db_program;
+
+/* A device bound to a role: its context, queues and built programs. */
+typedef struct db_device {
+    db_device_info info;
+    db_role role;
+    cl_context context;
+    cl_command_queue compute;  /* in-order, profiling: stage kernels */
+    cl_command_queue transfer; /* in-order, profiling: copies to and from the host */
+    cl_uint mem_align;         /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes */
+    size_t max_group;          /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+    cl_ulong local_mem;        /* CL_DEVICE_LOCAL_MEM_SIZE */
+    db_program *programs;      /* built programs, a linked list (few per device) */
+} db_device;
+
+/* All devices of the machine and the roles bound to them. */
+typedef struct db_context {
+    db_device_info *devices;
+    int n_devices;
+    db_device *role[DB_ROLE_COUNT]; /* NULL when the role has no device */
+    char unbound_reason[DB_ROLE_COUNT][512]; /* why a role is NULL, with the fix */
+    struct db_host_block *pool;     /* free host staging blocks (buffer.c) */
+} db_context;
+
+/* Discovers the OpenCL devices and binds the roles. `cpu_spec` and `gpu_spec`
+** come from --cpu-device / --gpu-device; NULL means the environment variable
+** (DOCBIN_CPU_DEVICE / DOCBIN_GPU_DEVICE), and if that is unset, the default
+** (cpu: the first CPU device; gpu: the GPU with the most compute units).
+** A spec is "P:D", "platform:type:name" substrings, or one bare word matched
+** against platform and device names, case-insensitively. An explicit spec that
+** matches no device or several is an error; a default that finds none leaves
+** the role unbound, and using it later is an error that says how to bind it. */
+db_status db_context_open(const char *cpu_spec, const char *gpu_spec, db_context **out);
+
+/* Releases every device, program and queue. NULL is allowed. */
+void db_context_close(db_context *ctx);
+
+/* The device bound to `role`, or NULL with an error message saying how to bind one. */
+db_device *db_context_device(db_context *ctx, db_role role);
+
+/* Finds the one device that `spec` names, as db_context_open does. */
+db_status db_device_match(const db_context *ctx, const char *spec, int *index);
+
+/* Prints the devices in the layout of `clinfo -l`, with each device's roles,
+** type, compute units, key and driver version. */
+void db_context_print_devices(const db_context *ctx, FILE *f);
+
+/* Checks an OpenCL return code; on failure records "<what>: <CL error> on <device>". */
+db_status db_cl_check(cl_int err, const char *what, const db_device *dev);
+
+#endif

@@ -1,0 +1,26 @@
+/*
+** docbin.h — the public interface of libdocbin, in one include.
+**
+** Typical use: db_context_open() binds the cpu and gpu roles to OpenCL devices;
+** db_algo_find() names an algorithm; db_map_parse() places its stages; db_job_*
+** set its parameters; db_image_read() loads a page; db_run() runs the graph;
+** db_image_write() stores the result. Every call reports failure through
+** db_status and db_error_message().
+*/
+#ifndef DOCBIN_H
+#define DOCBIN_H
+
+#include "runtime/error.h"
+#include "runtime/image.h"
+#include "runtime/device.h"
+#include "runtime/stage.h"
+#include "runtime/profile.h"
+#include "runtime/sched.h"
+#include "runtime/sample.h"
+#include "planner/map.h"
+#include "algorithms/algorithms.h"
+
+/* The library version, "MAJOR.MINOR.PATCH". */
+const char *db_version(void);
+
+#endif

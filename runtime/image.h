@@ -1,0 +1,72 @@
+/*
+** image.h — 8-bit gray and RGB images, and their PNG/PNM files.
+**
+** Ink is black (0) and background white (255), as in DIBCO ground truth.
+** Readers accept every PNG colour type and bit depth (16-bit scaled to 8,
+** palette expanded, alpha composited over white) and PNM P1–P6 (maxval up to
+** 65535, scaled). Gray images stay gray; colour images are RGB. Writers produce
+** PNG (1-bit or 8-bit gray, or 8-bit RGB) and PNM, always atomically: a partial
+** file is never left under the final name.
+*/
+#ifndef DB_IMAGE_H
+#define DB_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "runtime/error.h"
+
+/* An image in memory: rows of width*channels bytes, `stride` bytes apart. */
+typedef struct db_image {
+    int width;
+    int height;
+    int channels;   /* 1 = gray, 3 = RGB */
+    size_t stride;  /* bytes from one row to the next, >= width*channels */
+    uint8_t *data;
+} db_image;
+
+/* How colour becomes gray. Both are exact integer formulas. */
+typedef enum db_gray_rule {
+    DB_GRAY_BT601 = 0, /* (299 r + 587 g + 114 b + 500) / 1000: ITU-R BT.601 luma, rounded */
+    DB_GRAY_QT = 1     /* (11 r + 16 g + 5 b) / 32, truncated: Qt's qGray, used by Doxa */
+} db_gray_rule;
+
+/* How a file is written. */
+typedef enum db_file_format {
+    DB_FILE_AUTO = 0, /* from the file name's extension: .png, .pbm, .pgm, .ppm, .pnm */
+    DB_FILE_PNG,
+    DB_FILE_PNM
+} db_file_format;
+
+/* Largest image accepted: both dimensions and the total byte count are
+** checked before anything is allocated, so a hostile header cannot exhaust
+** memory. The byte limit is the smaller of this and half the physical memory. */
+#define DB_IMAGE_MAX_SIDE 1000000
+#define DB_IMAGE_MAX_BYTES ((size_t)1 << 34)
+
+/* Checks that a width x height x channels image may be allocated; `what` names
+** the file or caller for the error message. */
+db_status db_image_check_size(long long width, long long height, int channels,
+                              const char *what);
+
+/* Allocates an image with tightly packed rows (stride = width*channels),
+** contents zeroed. Returns NULL with an error message on failure. */
+db_image *db_image_new(int width, int height, int channels);
+
+/* Frees an image and its pixels; NULL is allowed. */
+void db_image_free(db_image *img);
+
+/* Reads a PNG or PNM file, recognised by its contents (not its name).
+** Returns NULL and an error message naming `path` on any failure. */
+db_image *db_image_read(const char *path);
+
+/* Reads an image from memory; `name` is used in error messages. */
+db_image *db_image_read_memory(const uint8_t *bytes, size_t size, const char *name);
+
+/* Writes `img` to `path` atomically (temporary file in the same directory,
+** then rename). For gray images `bits` chooses 1 (black iff value < 128;
+** PNG 1-bit gray or PBM P4) or 8 (PNG 8-bit gray or PGM P5); RGB images are
+** always 8-bit (PNG RGB or PPM P6) and `bits` must be 8. */
+db_status db_image_write(const db_image *img, const char *path, db_file_format format,
+                         int bits);
+
+#endif

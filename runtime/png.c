@@ -1,0 +1,249 @@
+/*
+** png.c — PNG reading and writing with libpng.
+**
+** libpng reports errors by calling an error function that must not return;
+** ours records the message and longjmps back to the reader or writer, so a
+** bad file becomes an error message, never a print to stderr or an abort.
+** Warnings are dropped for the same reason (the result is still correct).
+*/
+#include <errno.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runtime/codec.h"
+
+/* What the libpng callbacks need: the bytes being read (or the file being
+** written) and room for libpng's last error message. */
+struct png_stream {
+    const uint8_t *bytes;
+    size_t size;
+    size_t pos;
+    FILE *file;
+    int write_errno;   /* errno of a failed fwrite, 0 if none */
+    char message[200];
+};
+
+static void on_error(png_structp png, png_const_charp message)
+{
+    struct png_stream *stream = png_get_error_ptr(png);
+    snprintf(stream->message, sizeof stream->message, "%s", message ? message : "error");
+    png_longjmp(png, 1);
+}
+
+static void on_warning(png_structp png, png_const_charp message)
+{
+    (void)png;
+    (void)message;
+}
+
+static void read_bytes(png_structp png, png_bytep out, png_size_t length)
+{
+    struct png_stream *stream = png_get_io_ptr(png);
+    if (length > stream->size - stream->pos)
+        png_error(png, "file ends early");
+    memcpy(out, stream->bytes + stream->pos, length);
+    stream->pos += length;
+}
+
+static void write_bytes(png_structp png, png_bytep data, png_size_t length)
+{
+    struct png_stream *stream = png_get_io_ptr(png);
+    if (fwrite(data, 1, length, stream->file) != length) {
+        stream->write_errno = errno ? errno : EIO;
+        png_error(png, "write failed");
+    }
+}
+
+static void flush_bytes(png_structp png)
+{
+    (void)png;
+}
+
+/* Alpha compositing over a white background, exact in integers:
+** out = (c*a + 255*(255-a) + 127) / 255, i.e. c*a/255 + 255*(1 - a/255)
+** rounded to nearest. a = 255 gives c exactly, a = 0 gives 255. */
+static uint8_t over_white(unsigned c, unsigned a)
+{
+    return (uint8_t)((c * a + 255u * (255u - a) + 127u) / 255u);
+}
+
+/* libpng's own limit check on IHDR reports "Image width exceeds user limit";
+** checking the declared size first gives the same message as every other
+** oversized image. IHDR is always the first chunk: width at byte 16, height
+** at 20, big-endian. Only the sides are checked here; the full check, with
+** the channel count, follows png_read_info. */
+static db_status check_declared_sides(const uint8_t *bytes, size_t size, const char *name)
+{
+    if (size < 24 || memcmp(bytes + 12, "IHDR", 4) != 0)
+        return DB_OK;
+    unsigned long width = (unsigned long)bytes[16] << 24 | (unsigned long)bytes[17] << 16
+                          | (unsigned long)bytes[18] << 8 | bytes[19];
+    unsigned long height = (unsigned long)bytes[20] << 24 | (unsigned long)bytes[21] << 16
+                           | (unsigned long)bytes[22] << 8 | bytes[23];
+    if (width > DB_IMAGE_MAX_SIDE || height > DB_IMAGE_MAX_SIDE)
+        return db_image_check_size((long long)width, (long long)height, 1, name);
+    return DB_OK;
+}
+
+db_image *db_png_read(const uint8_t *bytes, size_t size, const char *name)
+{
+    if (check_declared_sides(bytes, size, name) != DB_OK)
+        return NULL;
+    struct png_stream stream = { .bytes = bytes, .size = size };
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &stream, on_error,
+                                             on_warning);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!info) {
+        png_destroy_read_struct(&png, NULL, NULL);
+        db_fail(DB_ERR_NOMEM, "%s: out of memory starting the PNG reader", name);
+        return NULL;
+    }
+    /* Changed after setjmp and used after a longjmp, hence volatile. */
+    db_image *volatile img = NULL;
+    uint8_t *volatile alpha_rows = NULL;
+
+    if (setjmp(png_jmpbuf(png))) {
+        db_fail(DB_ERR_FORMAT, "%s: corrupt or truncated PNG (libpng: %s); re-export the file",
+                name, stream.message);
+        goto fail;
+    }
+    png_set_read_fn(png, &stream, read_bytes);
+    png_set_user_limits(png, DB_IMAGE_MAX_SIDE, DB_IMAGE_MAX_SIDE);
+    png_read_info(png, info);
+
+    png_uint_32 width = png_get_image_width(png, info);
+    png_uint_32 height = png_get_image_height(png, info);
+    int color_type = png_get_color_type(png, info);
+    int bit_depth = png_get_bit_depth(png, info);
+    int channels = (color_type & PNG_COLOR_MASK_COLOR) ? 3 : 1;
+    int has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) || png_get_valid(png, info, PNG_INFO_tRNS);
+    int row_channels = channels + (has_alpha ? 1 : 0);
+    if (db_image_check_size(width, height, channels, name) != DB_OK)
+        goto fail;
+
+    if (color_type == PNG_COLOR_TYPE_PALETTE)
+        png_set_palette_to_rgb(png);
+    if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8)
+        png_set_expand_gray_1_2_4_to_8(png);
+    if (png_get_valid(png, info, PNG_INFO_tRNS))
+        png_set_tRNS_to_alpha(png);
+    /* Rounds v*255/65535 to nearest, where png_set_strip_16 would truncate. */
+    if (bit_depth == 16)
+        png_set_scale_16(png);
+    int passes = png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+    if (png_get_bit_depth(png, info) != 8 || png_get_channels(png, info) != row_channels
+        || png_get_rowbytes(png, info) != (size_t)width * (size_t)row_channels) {
+        db_fail(DB_ERR_FORMAT, "%s: unsupported PNG layout (colour type %d, %d bits); "
+                "re-export the file as 8-bit gray or RGB", name, color_type, bit_depth);
+        goto fail;
+    }
+
+    img = db_image_new((int)width, (int)height, channels);
+    if (!img) {
+        db_fail(DB_ERR_NOMEM, "%s: out of memory for a %lux%lu image", name,
+                (unsigned long)width, (unsigned long)height);
+        goto fail;
+    }
+    if (!has_alpha) {
+        for (int pass = 0; pass < passes; pass++)
+            for (png_uint_32 y = 0; y < height; y++)
+                png_read_row(png, img->data + (size_t)y * img->stride, NULL);
+    } else {
+        /* Interlaced passes add pixels to rows read earlier, so every row must
+        ** be kept until the last pass; otherwise one row is enough. */
+        size_t row_bytes = (size_t)width * (size_t)row_channels;
+        size_t kept_rows = passes > 1 ? height : 1;
+        if (passes > 1 && db_image_check_size(width, height, row_channels, name) != DB_OK)
+            goto fail;
+        alpha_rows = malloc(row_bytes * kept_rows);
+        if (!alpha_rows) {
+            db_fail(DB_ERR_NOMEM, "%s: out of memory reading the PNG's alpha channel", name);
+            goto fail;
+        }
+        for (int pass = 0; pass < passes; pass++) {
+            int last_pass = pass == passes - 1;
+            for (png_uint_32 y = 0; y < height; y++) {
+                uint8_t *in = alpha_rows + (passes > 1 ? (size_t)y * row_bytes : 0);
+                png_read_row(png, in, NULL);
+                if (!last_pass)
+                    continue;
+                uint8_t *out = img->data + (size_t)y * img->stride;
+                for (png_uint_32 x = 0; x < width; x++) {
+                    const uint8_t *pixel = in + (size_t)x * (size_t)row_channels;
+                    unsigned alpha = pixel[channels];
+                    for (int c = 0; c < channels; c++)
+                        out[(size_t)x * (size_t)channels + c] = over_white(pixel[c], alpha);
+                }
+            }
+        }
+    }
+    /* Reads the chunks after the image, so a file cut short after its pixel
+    ** data (missing IEND, bad CRC) is still reported as truncated. */
+    png_read_end(png, NULL);
+
+    free(alpha_rows);
+    png_destroy_read_struct(&png, &info, NULL);
+    return img;
+
+fail:
+    free(alpha_rows);
+    db_image_free(img);
+    png_destroy_read_struct(&png, &info, NULL);
+    return NULL;
+}
+
+db_status db_png_write(const db_image *img, FILE *f, int bits, const char *path)
+{
+    struct png_stream stream = { .file = f };
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &stream, on_error,
+                                              on_warning);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!info) {
+        png_destroy_write_struct(&png, NULL);
+        return db_fail(DB_ERR_NOMEM, "cannot write %s: out of memory starting the PNG writer",
+                       path);
+    }
+    uint8_t *volatile packed = NULL;
+    db_status status = DB_OK;
+
+    if (setjmp(png_jmpbuf(png))) {
+        if (stream.write_errno)
+            status = db_image_write_failed(path, stream.write_errno);
+        else
+            status = db_fail(DB_ERR_IO, "cannot write %s: libpng: %s", path, stream.message);
+        goto done;
+    }
+    png_set_write_fn(png, &stream, write_bytes, flush_bytes);
+    int color_type = img->channels == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_GRAY;
+    png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, bits, color_type,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    if (bits == 1) {
+        size_t packed_bytes = ((size_t)img->width + 7) / 8;
+        packed = malloc(packed_bytes);
+        if (!packed) {
+            status = db_fail(DB_ERR_NOMEM, "cannot write %s: out of memory", path);
+            goto done;
+        }
+        for (int y = 0; y < img->height; y++) {
+            const uint8_t *row = img->data + (size_t)y * img->stride;
+            memset(packed, 0, packed_bytes);
+            /* PNG 1-bit gray: bit 1 is white, most significant bit first. */
+            for (int x = 0; x < img->width; x++)
+                if (row[x] >= 128)
+                    packed[x / 8] |= (uint8_t)(0x80 >> (x % 8));
+            png_write_row(png, packed);
+        }
+    } else {
+        for (int y = 0; y < img->height; y++)
+            png_write_row(png, img->data + (size_t)y * img->stride);
+    }
+    png_write_end(png, NULL);
+
+done:
+    free(packed);
+    png_destroy_write_struct(&png, &info);
+    return status;
+}

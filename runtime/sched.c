@@ -1,0 +1,372 @@
+/*
+** sched.c — enqueuing a graph under a map, and the calls stage implementations use.
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runtime/buffer.h"
+#include "runtime/program.h"
+#include "runtime/sched.h"
+#include "runtime/util.h"
+
+#define MAX_SCRATCH 8
+
+/* One stage's view of a run, handed to its implementation. */
+struct db_stage_run {
+    const db_algo *algo;
+    const db_stage *stage;
+    const db_job *job;
+    db_device *dev;
+    db_buffer *items;
+    const db_image *in;
+    db_profile *prof;
+    cl_event wait[DB_MAX_PORTS];
+    cl_uint n_wait;
+    int launched;
+    cl_event last;
+    cl_mem scratch[MAX_SCRATCH];
+    int n_scratch;
+};
+
+db_device *db_stage_device(db_stage_run *run) { return run->dev; }
+int db_stage_width(const db_stage_run *run) { return run->in->width; }
+int db_stage_height(const db_stage_run *run) { return run->in->height; }
+int db_stage_channels(const db_stage_run *run) { return run->in->channels; }
+const db_job *db_stage_job(const db_stage_run *run) { return run->job; }
+
+cl_mem db_stage_in(db_stage_run *run, int port)
+{
+    return db_buffer_mem(&run->items[run->stage->inputs[port]], run->dev);
+}
+
+cl_mem db_stage_out(db_stage_run *run, int port)
+{
+    return db_buffer_mem(&run->items[run->stage->outputs[port]], run->dev);
+}
+
+cl_mem db_stage_scratch(db_stage_run *run, size_t bytes)
+{
+    if (run->n_scratch == MAX_SCRATCH) {
+        db_fail(DB_ERR_USAGE, "stage %s uses too many scratch buffers", run->stage->name);
+        return NULL;
+    }
+    cl_int err;
+    cl_mem m = clCreateBuffer(run->dev->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);
+    if (err != CL_SUCCESS) {
+        db_fail(DB_ERR_CL, "stage %s: allocating %zu bytes on %s device '%s' failed with %s%s",
+                run->stage->name, bytes, db_role_name(run->dev->role), run->dev->info.name,
+                db_cl_error_name(err),
+                err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES
+                    ? " (the image is too large for this device's memory)" : "");
+        return NULL;
+    }
+    run->scratch[run->n_scratch++] = m;
+    return m;
+}
+
+cl_kernel db_stage_kernel(db_stage_run *run, const char *source, const char *name)
+{
+    return db_kernel_get(run->dev, source, name);
+}
+
+db_status db_stage_args(db_stage_run *run, cl_kernel k, int n, ...)
+{
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++) {
+        size_t size = va_arg(ap, size_t);
+        const void *ptr = va_arg(ap, const void *);
+        cl_int err = clSetKernelArg(k, (cl_uint)i, size, ptr);
+        if (err != CL_SUCCESS) {
+            va_end(ap);
+            char what[96];
+            snprintf(what, sizeof what, "stage %s: setting kernel argument %d", run->stage->name, i);
+            return db_cl_check(err, what, run->dev);
+        }
+    }
+    va_end(ap);
+    return DB_OK;
+}
+
+db_status db_stage_launch(db_stage_run *run, cl_kernel k, int dims, const size_t *global,
+                          const size_t *local)
+{
+    size_t g[3];
+    for (int i = 0; i < dims; i++) {
+        g[i] = global[i] ? global[i] : 1;
+        if (local)
+            g[i] = db_round_up(g[i], local[i]);
+    }
+    cl_event ev;
+    cl_uint nw = run->launched ? 0 : run->n_wait;
+    cl_int err = clEnqueueNDRangeKernel(run->dev->compute, k, (cl_uint)dims, NULL, g, local, nw,
+                                        nw ? run->wait : NULL, &ev);
+    if (err != CL_SUCCESS) {
+        char name[64] = "?", what[160];
+        clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
+        snprintf(what, sizeof what, "stage %s: launching kernel %s", run->stage->name, name);
+        return db_cl_check(err, what, run->dev);
+    }
+    char name[64] = "kernel";
+    clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
+    db_profile_add(run->prof, ev, DB_REC_KERNEL, run->stage->name, name, run->dev, 0);
+    if (run->last)
+        clReleaseEvent(run->last);
+    run->last = ev;
+    run->launched++;
+    return DB_OK;
+}
+
+static size_t item_bytes(const db_item *item, const db_image *in)
+{
+    size_t px = (size_t)in->width * (size_t)in->height;
+    switch (item->shape) {
+    case DB_ITEM_INPUT:
+        return px * (size_t)in->channels;
+    case DB_ITEM_PIXELS:
+        return px * item->elem_size;
+    case DB_ITEM_FIXED:
+        return item->elem_size;
+    }
+    return 0;
+}
+
+static void release_run(db_stage_run *run)
+{
+    for (cl_uint i = 0; i < run->n_wait; i++)
+        if (run->wait[i])
+            clReleaseEvent(run->wait[i]);
+    run->n_wait = 0;
+    if (run->last)
+        clReleaseEvent(run->last);
+    run->last = NULL;
+}
+
+/* Checks the map before anything is allocated: length, devices, implementations. */
+static db_status check_map(db_context *ctx, const db_algo *algo, const db_map *map)
+{
+    if (map->n != algo->n_stages)
+        return db_fail(DB_ERR_USAGE, "the map has %d roles but %s has %d stages", map->n, algo->name,
+                       algo->n_stages);
+    for (int s = 0; s < algo->n_stages; s++) {
+        db_role role = map->role[s];
+        if (!algo->stages[s].impl[role])
+            return db_fail(DB_ERR_USAGE, "stage %s of %s has no %s implementation; map it to %s",
+                           algo->stages[s].name, algo->name, db_role_name(role),
+                           db_role_name(role == DB_ROLE_CPU ? DB_ROLE_GPU : DB_ROLE_CPU));
+        if (!db_context_device(ctx, role))
+            return db_fail(DB_ERR_DEVICE, "stage %s is mapped to %s, but %s", algo->stages[s].name,
+                           db_role_name(role), db_error_message());
+    }
+    return DB_OK;
+}
+
+/* The status of a completed event: CL_COMPLETE or a negative error. */
+static cl_int event_status(cl_event ev)
+{
+    cl_int st = CL_COMPLETE;
+    if (ev)
+        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    return st;
+}
+
+db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
+                 const db_image *in, db_image **out, db_profile *prof)
+{
+    *out = NULL;
+    db_status st = check_map(ctx, algo, map);
+    if (st != DB_OK)
+        return st;
+    if ((st = db_job_check(algo, job)) != DB_OK)
+        return st;
+    if (algo->items[algo->input].shape == DB_ITEM_INPUT && in->channels != 1 && in->channels != 3)
+        return db_fail(DB_ERR_FORMAT, "%s needs a gray or RGB image, not %d channels", algo->name, in->channels);
+
+    uint64_t t0 = db_now_ns();
+    db_buffer items[DB_MAX_ITEMS];
+    memset(items, 0, sizeof items);
+    db_stage_run runs[DB_MAX_STAGES];
+    memset(runs, 0, sizeof runs);
+    cl_event result = NULL;
+    int n_items = 0;
+
+    for (; n_items < algo->n_items; n_items++) {
+        st = db_buffer_init(&items[n_items], ctx, algo->items[n_items].name,
+                            item_bytes(&algo->items[n_items], in));
+        if (st != DB_OK)
+            goto done;
+    }
+    {
+        /* The input item's host copy is the decoded image, packed. */
+        db_buffer *ib = &items[algo->input];
+        size_t row = (size_t)in->width * (size_t)in->channels;
+        for (int y = 0; y < in->height; y++)
+            memcpy((uint8_t *)ib->host->ptr + (size_t)y * row, in->data + (size_t)y * in->stride, row);
+        ib->host_valid = true;
+    }
+
+    for (int s = 0; s < algo->n_stages; s++) {
+        const db_stage *stage = &algo->stages[s];
+        db_stage_run *run = &runs[s];
+        run->algo = algo;
+        run->stage = stage;
+        run->job = job;
+        run->dev = ctx->role[map->role[s]];
+        run->items = items;
+        run->in = in;
+        run->prof = prof;
+        for (int i = 0; i < stage->n_inputs; i++) {
+            cl_event ev = NULL;
+            st = db_buffer_fetch(&items[stage->inputs[i]], run->dev, prof, &ev);
+            if (st != DB_OK)
+                goto done;
+            if (ev)
+                run->wait[run->n_wait++] = ev;
+        }
+        for (int o = 0; o < stage->n_outputs; o++)
+            if (!db_buffer_mem(&items[stage->outputs[o]], run->dev)) {
+                st = db_error_status();
+                goto done;
+            }
+        st = stage->impl[map->role[s]](run);
+        if (st != DB_OK)
+            goto done;
+        if (!run->launched) {
+            st = db_fail(DB_ERR_USAGE, "stage %s enqueued no work", stage->name);
+            goto done;
+        }
+        for (int o = 0; o < stage->n_outputs; o++)
+            db_buffer_written(&items[stage->outputs[o]], run->dev, run->last);
+        clFlush(run->dev->compute);
+    }
+    st = db_buffer_fetch_host(&items[algo->output], prof, &result);
+    if (st != DB_OK)
+        goto done;
+    for (int r = 0; r < DB_ROLE_COUNT; r++)
+        if (ctx->role[r]) {
+            clFlush(ctx->role[r]->transfer);
+            clFlush(ctx->role[r]->compute);
+        }
+    if (result) {
+        cl_int err = clWaitForEvents(1, &result);
+        if (err != CL_SUCCESS || event_status(result) < 0) {
+            st = db_fail(DB_ERR_CL, "running %s failed on the device (%s); rerun with --profile for the "
+                         "stage timings, or map the failing stage to another role",
+                         algo->name, db_cl_error_name(err != CL_SUCCESS ? err : event_status(result)));
+            goto done;
+        }
+    }
+    {
+        db_image *img = db_image_new(in->width, in->height, 1);
+        if (!img) {
+            st = db_error_status();
+            goto done;
+        }
+        memcpy(img->data, items[algo->output].host->ptr, (size_t)in->width * (size_t)in->height);
+        *out = img;
+    }
+    if (prof) {
+        prof->wall_ns = db_now_ns() - t0;
+        db_profile_resolve(prof);
+    }
+
+done:
+    if (st != DB_OK) {
+        /* Let everything already enqueued finish before its buffers go away. */
+        for (int r = 0; r < DB_ROLE_COUNT; r++)
+            if (ctx->role[r]) {
+                clFinish(ctx->role[r]->compute);
+                clFinish(ctx->role[r]->transfer);
+            }
+        if (prof)
+            db_profile_resolve(prof);
+    }
+    if (result)
+        clReleaseEvent(result);
+    for (int s = 0; s < algo->n_stages; s++) {
+        release_run(&runs[s]);
+        for (int i = 0; i < runs[s].n_scratch; i++)
+            clReleaseMemObject(runs[s].scratch[i]);
+    }
+    for (int i = 0; i < n_items; i++)
+        db_buffer_release(&items[i], ctx);
+    return st;
+}
+
+void db_job_defaults(const db_algo *algo, db_job *job)
+{
+    memset(job, 0, sizeof *job);
+    for (int i = 0; i < algo->n_params; i++)
+        job->params[i] = algo->params[i].def;
+    job->variant = 0;
+    job->gray = DB_GRAY_BT601;
+}
+
+static db_status check_value(const db_algo *algo, const db_param *p, double v)
+{
+    if (!isfinite(v) || v < p->min || v > p->max)
+        return db_fail(DB_ERR_USAGE, "%s: parameter %s=%g is out of range; give a value in [%g, %g]",
+                       algo->name, p->name, v, p->min, p->max);
+    if (p->kind != DB_PARAM_REAL && v != floor(v))
+        return db_fail(DB_ERR_USAGE, "%s: parameter %s=%g must be an integer", algo->name, p->name, v);
+    if (p->kind == DB_PARAM_ODD_INT && fmod(v, 2.0) == 0.0)
+        return db_fail(DB_ERR_USAGE, "%s: parameter %s=%g must be odd (a centred window); use %g or %g",
+                       algo->name, p->name, v, v - 1, v + 1);
+    return DB_OK;
+}
+
+db_status db_job_check(const db_algo *algo, const db_job *job)
+{
+    for (int i = 0; i < algo->n_params; i++) {
+        db_status st = check_value(algo, &algo->params[i], job->params[i]);
+        if (st != DB_OK)
+            return st;
+    }
+    if (job->variant < 0 || job->variant >= (algo->n_variants ? algo->n_variants : 1))
+        return db_fail(DB_ERR_USAGE, "%s: variant index %d out of range", algo->name, job->variant);
+    return DB_OK;
+}
+
+db_status db_job_set(const db_algo *algo, db_job *job, const char *name, const char *value)
+{
+    for (int i = 0; i < algo->n_params; i++) {
+        if (strcmp(algo->params[i].name, name))
+            continue;
+        char *end;
+        errno = 0;
+        double v = strtod(value, &end);
+        if (end == value || *end != '\0' || errno == ERANGE)
+            return db_fail(DB_ERR_USAGE, "%s: parameter %s needs a number, not '%s'", algo->name, name, value);
+        db_status st = check_value(algo, &algo->params[i], v);
+        if (st != DB_OK)
+            return st;
+        job->params[i] = v;
+        return DB_OK;
+    }
+    char names[512] = "";
+    for (int i = 0; i < algo->n_params; i++) {
+        size_t len = strlen(names);
+        snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", algo->params[i].name);
+    }
+    return db_fail(DB_ERR_USAGE, "%s has no parameter '%s'; its parameters are: %s", algo->name, name,
+                   algo->n_params ? names : "(none)");
+}
+
+db_status db_job_set_variant(const db_algo *algo, db_job *job, const char *name)
+{
+    for (int i = 0; i < algo->n_variants; i++)
+        if (!strcmp(algo->variants[i], name)) {
+            job->variant = i;
+            return DB_OK;
+        }
+    char names[256] = "";
+    for (int i = 0; i < algo->n_variants; i++) {
+        size_t len = strlen(names);
+        snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", algo->variants[i]);
+    }
+    return db_fail(DB_ERR_USAGE, "%s has no variant '%s'%s%s", algo->name, name,
+                   algo->n_variants ? "; its variants are: " : " (it has no variants)", names);
+}

@@ -1,0 +1,34 @@
+/*
+** sched.h — the scheduler: runs one algorithm's graph on one image under a map.
+**
+** Every stage is enqueued on its role's compute queue with events for its
+** inputs; inputs are fetched lazily (buffer.h); stages on different devices
+** whose inputs are ready run at the same time. The calling thread enqueues the
+** whole graph without blocking and then waits only for the result.
+*/
+#ifndef DB_SCHED_H
+#define DB_SCHED_H
+
+#include "runtime/device.h"
+#include "runtime/image.h"
+#include "runtime/profile.h"
+#include "runtime/stage.h"
+
+/* Runs `algo` on `in` with `map` and `job`; on success `*out` is a new 1-channel
+** image of the output item. `prof` (may be NULL) receives every command's times. */
+db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
+                 const db_image *in, db_image **out, db_profile *prof);
+
+/* Fills `job` with the algorithm's default parameters, variant 0 and BT.601 gray. */
+void db_job_defaults(const db_algo *algo, db_job *job);
+
+/* Sets parameter `name` of `job` from text, checking kind and range. */
+db_status db_job_set(const db_algo *algo, db_job *job, const char *name, const char *value);
+
+/* Selects a variant by name. */
+db_status db_job_set_variant(const db_algo *algo, db_job *job, const char *name);
+
+/* Checks every parameter of `job` against the algorithm's constraints. */
+db_status db_job_check(const db_algo *algo, const db_job *job);
+
+#endif

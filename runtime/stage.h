@@ -1,0 +1,137 @@
+/*
+** stage.h — stages, data items and algorithms: the graphs the scheduler runs.
+**
+** A stage is a named, read-only descriptor (StarPU's codelet): the data items it
+** reads and writes, and one implementation per role. An implementation enqueues
+** OpenCL kernels on its device through the db_stage_run calls below; it may
+** loop internally (several kernels), but never across stages. An algorithm is
+** its stages in topological order, its data items and its parameters.
+*/
+#ifndef DB_STAGE_H
+#define DB_STAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <CL/cl.h>
+#include "runtime/device.h"
+#include "runtime/image.h"
+
+#define DB_MAX_STAGES 8
+#define DB_MAX_ITEMS 16
+#define DB_MAX_PORTS 4
+#define DB_MAX_PARAMS 16
+
+/* How a data item's size follows from the input image. */
+typedef enum db_item_shape {
+    DB_ITEM_INPUT,  /* the decoded input image: width*height*channels bytes */
+    DB_ITEM_PIXELS, /* `elem_size` bytes per pixel */
+    DB_ITEM_FIXED   /* `elem_size` bytes, whatever the image */
+} db_item_shape;
+
+/* A data item of an algorithm: produced by one stage (or the input), read by others. */
+typedef struct db_item {
+    const char *name;
+    db_item_shape shape;
+    size_t elem_size;
+    const char *doc;
+} db_item;
+
+/* Constraints on a parameter's value. */
+typedef enum db_param_kind {
+    DB_PARAM_REAL,    /* any value in [min, max] */
+    DB_PARAM_INT,     /* an integer in [min, max] */
+    DB_PARAM_ODD_INT  /* an odd integer in [min, max] (window sizes) */
+} db_param_kind;
+
+/* A tunable parameter, with its default and range (shown by --list-algos). */
+typedef struct db_param {
+    const char *name;
+    db_param_kind kind;
+    double def, min, max;
+    const char *doc;
+} db_param;
+
+typedef struct db_stage_run db_stage_run;
+
+/* One implementation of a stage on one role: enqueues its work and returns DB_OK. */
+typedef db_status (*db_stage_fn)(db_stage_run *run);
+
+/* A stage: a named step of an algorithm. impl[role] == NULL means the stage
+** cannot run on that role (the planner and map parser reject such maps). */
+typedef struct db_stage {
+    const char *name;
+    const char *doc;
+    int inputs[DB_MAX_PORTS];
+    int n_inputs;
+    int outputs[DB_MAX_PORTS];
+    int n_outputs;
+    db_stage_fn impl[DB_ROLE_COUNT];
+} db_stage;
+
+/* An algorithm: a small DAG of stages over data items. Item `input` is the
+** decoded image; item `output` is the 8-bit result returned to the caller. */
+typedef struct db_algo {
+    const char *name;
+    const char *doc;
+    const db_item *items;
+    int n_items;
+    int input;
+    int output;
+    const db_stage *stages; /* topological order */
+    int n_stages;
+    const db_param *params;
+    int n_params;
+    const char *const *variants; /* names of `--variant` choices; NULL if none */
+    int n_variants;
+    const char *variant_stage;   /* the stage the variants apply to */
+} db_algo;
+
+/* Everything an invocation needs besides the image: parameter values (in the
+** order of db_algo.params), the variant index, and the gray rule. */
+typedef struct db_job {
+    double params[DB_MAX_PARAMS];
+    int variant;
+    db_gray_rule gray;
+} db_job;
+
+/* A map: the role of every stage, in stage order (DESIGN.md "Map"). */
+typedef struct db_map {
+    int n;
+    db_role role[DB_MAX_STAGES];
+} db_map;
+
+/* --- calls for stage implementations --- */
+
+/* The device this stage runs on. */
+db_device *db_stage_device(db_stage_run *run);
+
+/* The job's image size and channel count. */
+int db_stage_width(const db_stage_run *run);
+int db_stage_height(const db_stage_run *run);
+int db_stage_channels(const db_stage_run *run);
+
+/* The job (parameters, variant, gray rule). */
+const db_job *db_stage_job(const db_stage_run *run);
+
+/* The device buffers of the stage's input and output ports, in the order of
+** db_stage.inputs and db_stage.outputs. */
+cl_mem db_stage_in(db_stage_run *run, int port);
+cl_mem db_stage_out(db_stage_run *run, int port);
+
+/* A device buffer private to this stage for this run (released after the run). */
+cl_mem db_stage_scratch(db_stage_run *run, size_t bytes);
+
+/* The kernel `name` of cl/`source` on this stage's device. */
+cl_kernel db_stage_kernel(db_stage_run *run, const char *source, const char *name);
+
+/* Sets a kernel's arguments: `n` pairs of (size, pointer), as clSetKernelArg takes them. */
+db_status db_stage_args(db_stage_run *run, cl_kernel k, int n, ...);
+
+/* Enqueues `k` on the stage's compute queue over `global` (rounded up to a
+** multiple of `local` when `local` is given; kernels check their bounds). The
+** first launch of a stage waits for its inputs; the rest follow in queue order.
+** Each launch is profiled under the stage's name. */
+db_status db_stage_launch(db_stage_run *run, cl_kernel k, int dims, const size_t *global,
+                          const size_t *local);
+
+#endif

@@ -1,0 +1,150 @@
+/*
+** util.c — files, clocks and warnings shared by the library.
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "runtime/util.h"
+#include "runtime/docbin.h"
+
+void db_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("docbin: warning: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+char *db_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n < cap)
+            break;
+        char *bigger = realloc(buf, cap * 2 + 1);
+        if (!bigger) {
+            free(buf);
+            buf = NULL;
+            errno = ENOMEM;
+            break;
+        }
+        buf = bigger;
+        cap *= 2;
+    }
+    int failed = ferror(f);
+    fclose(f);
+    if (!buf)
+        return NULL;
+    if (failed) {
+        free(buf);
+        errno = EIO;
+        return NULL;
+    }
+    buf[n] = '\0';
+    if (size)
+        *size = n;
+    return buf;
+}
+
+db_status db_atomic_open(db_atomic_file *af, const char *path)
+{
+    memset(af, 0, sizeof *af);
+    if (strlen(path) + 16 >= sizeof af->tmp_path)
+        return db_fail(DB_ERR_IO, "cannot write %s: path too long", path);
+    snprintf(af->path, sizeof af->path, "%s", path);
+    /* The temporary file sits beside the target: rename() is atomic only within a file system. */
+    const char *base = strrchr(path, '/');
+    size_t dir_len = base ? (size_t)(base - path) + 1 : 0;
+    snprintf(af->tmp_path, sizeof af->tmp_path, "%.*s.%s.XXXXXX", (int)dir_len, path, base ? base + 1 : path);
+    int fd = mkstemp(af->tmp_path);
+    if (fd < 0) {
+        int e = errno;
+        return db_fail(DB_ERR_IO, "cannot write %s: %s%s", path, strerror(e),
+                       e == ENOENT ? " (does the directory exist?)"
+                       : e == EACCES || e == EROFS ? " (is the directory writable?)" : "");
+    }
+    fchmod(fd, 0644);
+    af->f = fdopen(fd, "wb");
+    if (!af->f) {
+        int e = errno;
+        close(fd);
+        unlink(af->tmp_path);
+        return db_fail(DB_ERR_IO, "cannot write %s: %s", path, strerror(e));
+    }
+    return DB_OK;
+}
+
+db_status db_atomic_commit(db_atomic_file *af)
+{
+    int failed = fflush(af->f) != 0 || ferror(af->f);
+    int e = errno;
+    if (!failed && fsync(fileno(af->f)) != 0 && errno != EINVAL && errno != EROFS) {
+        failed = 1;
+        e = errno;
+    }
+    if (fclose(af->f) != 0 && !failed) {
+        failed = 1;
+        e = errno;
+    }
+    af->f = NULL;
+    if (!failed && rename(af->tmp_path, af->path) != 0) {
+        failed = 1;
+        e = errno;
+    }
+    if (failed) {
+        unlink(af->tmp_path);
+        return db_fail(DB_ERR_IO, "cannot write %s: %s%s", af->path, strerror(e),
+                       e == ENOSPC ? " (the disk is full)" : "");
+    }
+    return DB_OK;
+}
+
+void db_atomic_abort(db_atomic_file *af)
+{
+    if (af->f)
+        fclose(af->f);
+    af->f = NULL;
+    if (af->tmp_path[0])
+        unlink(af->tmp_path);
+}
+
+db_status db_write_file_atomic(const char *path, const void *a, size_t na, const void *b, size_t nb)
+{
+    db_atomic_file af;
+    db_status st = db_atomic_open(&af, path);
+    if (st != DB_OK)
+        return st;
+    if ((na && fwrite(a, 1, na, af.f) != na) || (nb && fwrite(b, 1, nb, af.f) != nb)) {
+        int e = errno;
+        db_atomic_abort(&af);
+        return db_fail(DB_ERR_IO, "cannot write %s: %s", path, strerror(e));
+    }
+    return db_atomic_commit(&af);
+}
+
+uint64_t db_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+const char *db_version(void)
+{
+    return DB_VERSION;
+}

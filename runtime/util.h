@@ -1,0 +1,47 @@
+/*
+** util.h — small helpers shared by the whole library: files, clocks, warnings.
+*/
+#ifndef DB_UTIL_H
+#define DB_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "runtime/error.h"
+
+/* Prints "docbin: warning: ..." on stderr; for conditions that degrade, not fail. */
+void db_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Reads a whole file into a NUL-terminated malloc'd buffer; NULL (errno set) on failure. */
+char *db_read_file(const char *path, size_t *size);
+
+/* A file being written under a temporary name in its final directory, so that
+** readers never see a partial file: it appears under its name only on commit. */
+typedef struct db_atomic_file {
+    FILE *f;
+    char tmp_path[4096];
+    char path[4096];
+} db_atomic_file;
+
+/* Creates the temporary file for `path`; on failure the message names `path` and the fix. */
+db_status db_atomic_open(db_atomic_file *af, const char *path);
+
+/* Flushes, syncs and renames the file into place; removes it on any failure. */
+db_status db_atomic_commit(db_atomic_file *af);
+
+/* Closes and removes the temporary file. */
+void db_atomic_abort(db_atomic_file *af);
+
+/* Writes a + b to `path` atomically. */
+db_status db_write_file_atomic(const char *path, const void *a, size_t na, const void *b, size_t nb);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t db_now_ns(void);
+
+/* Rounds `n` up to a multiple of `m` (m > 0). */
+static inline size_t db_round_up(size_t n, size_t m)
+{
+    return (n + m - 1) / m * m;
+}
+
+#endif

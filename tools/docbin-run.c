@@ -1,0 +1,267 @@
+/*
+** docbin-run — binarize a document image with one algorithm under one map.
+** Argument parsing and calls into libdocbin; no algorithm code lives here.
+*/
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runtime/docbin.h"
+
+/* Exit codes, documented in --help and README.md. */
+enum exit_code {
+    EXIT_OK = 0,
+    EXIT_FILE = 1,   /* an input could not be read or an output written */
+    EXIT_USAGE = 2,  /* bad arguments: options, algorithm, parameter, map */
+    EXIT_DEVICE = 3  /* no device for a role, or an OpenCL failure */
+};
+
+static const char usage_text[] =
+    "usage: docbin-run --algo NAME [options] INPUT -o OUTPUT\n"
+    "       docbin-run --algo NAME [options] --sample -o OUTPUT\n"
+    "       docbin-run --list-algos | --list-devices | --write-sample FILE | --help | --version\n"
+    "\n"
+    "Binarizes a document image (PNG or PNM; ink = black) with one algorithm whose\n"
+    "stages run on the cpu and gpu OpenCL roles as the map says.\n"
+    "\n"
+    "  -a, --algo NAME         otsu, niblack, sauvola, nick, wolf (--list-algos)\n"
+    "  -m, --map MAP           gpu,cpu,gpu (one role per stage) | stats=cpu | cpu | gpu\n"
+    "                          default: $DOCBIN_MAP, else gpu for every stage\n"
+    "  -p, --param NAME=VALUE  set a parameter (repeatable), e.g. --param window=25 --param k=0.1\n"
+    "      --variant NAME      stats variant: sliding (default), global, global-shared, shared\n"
+    "      --gray RULE         colour to gray: bt601 (default) or qt ((11r+16g+5b)/32)\n"
+    "  -o, --output FILE       .png (1-bit unless --depth 8), .pbm, .pgm, .pnm\n"
+    "      --depth 1|8         bits per pixel of the output (default 1)\n"
+    "      --sample            use the built-in sample page as input (no download needed)\n"
+    "      --write-sample FILE write the built-in sample page itself\n"
+    "      --cpu-device SPEC   bind the cpu role (default $DOCBIN_CPU_DEVICE, else the first CPU)\n"
+    "      --gpu-device SPEC   bind the gpu role (default $DOCBIN_GPU_DEVICE, else the largest GPU)\n"
+    "                          SPEC: P:D indices, platform:type:name substrings, or a word of a\n"
+    "                          platform or device name, e.g. portable (PoCL) or nvidia\n"
+    "      --profile           print per-stage and per-transfer times (OpenCL profiling events)\n"
+    "      --trace FILE.json   write a Chrome/Perfetto timeline of every kernel and transfer\n"
+    "      --list-algos        stages, roles, parameters, defaults and variants of each algorithm\n"
+    "      --list-devices      OpenCL devices (like clinfo -l) and the roles bound to them\n"
+    "\n"
+    "Environment: DOCBIN_CPU_DEVICE, DOCBIN_GPU_DEVICE, DOCBIN_MAP, DOCBIN_CACHE_DIR (kernel\n"
+    "binaries; 'off' disables), DOCBIN_KERNEL_DIR (load cl/*.cl from disk), POCL_CPU_MAX_CU_COUNT\n"
+    "(PoCL >= 4; POCL_MAX_PTHREAD_COUNT before), POCL_CACHE_DIR, CUDA_VISIBLE_DEVICES.\n"
+    "\n"
+    "Exit status: 0 success; 1 an input could not be read or the output written;\n"
+    "2 bad arguments (option, algorithm, parameter, variant, map); 3 no device for a\n"
+    "mapped role, or an OpenCL failure. On failure no output file is created.\n";
+
+static int exit_for(db_status st)
+{
+    switch (st) {
+    case DB_OK:
+        return EXIT_OK;
+    case DB_ERR_USAGE:
+        return EXIT_USAGE;
+    case DB_ERR_DEVICE:
+    case DB_ERR_CL:
+        return EXIT_DEVICE;
+    case DB_ERR_IO:
+    case DB_ERR_FORMAT:
+    case DB_ERR_NOMEM:
+        return EXIT_FILE;
+    }
+    return EXIT_FILE;
+}
+
+static int fail(db_status st)
+{
+    fprintf(stderr, "docbin-run: %s\n", db_error_message());
+    return exit_for(st);
+}
+
+static int usage_error(const char *msg)
+{
+    fprintf(stderr, "docbin-run: %s (see docbin-run --help)\n", msg);
+    return EXIT_USAGE;
+}
+
+enum long_only {
+    OPT_VARIANT = 256, OPT_GRAY, OPT_DEPTH, OPT_SAMPLE, OPT_WRITE_SAMPLE, OPT_CPU_DEVICE, OPT_GPU_DEVICE,
+    OPT_PROFILE, OPT_TRACE, OPT_LIST_ALGOS, OPT_LIST_DEVICES, OPT_VERSION
+};
+
+#define MAX_SETTINGS 32
+
+int main(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"algo", required_argument, NULL, 'a'},
+        {"map", required_argument, NULL, 'm'},
+        {"param", required_argument, NULL, 'p'},
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {"variant", required_argument, NULL, OPT_VARIANT},
+        {"gray", required_argument, NULL, OPT_GRAY},
+        {"depth", required_argument, NULL, OPT_DEPTH},
+        {"sample", no_argument, NULL, OPT_SAMPLE},
+        {"write-sample", required_argument, NULL, OPT_WRITE_SAMPLE},
+        {"cpu-device", required_argument, NULL, OPT_CPU_DEVICE},
+        {"gpu-device", required_argument, NULL, OPT_GPU_DEVICE},
+        {"profile", no_argument, NULL, OPT_PROFILE},
+        {"trace", required_argument, NULL, OPT_TRACE},
+        {"list-algos", no_argument, NULL, OPT_LIST_ALGOS},
+        {"list-devices", no_argument, NULL, OPT_LIST_DEVICES},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    const char *algo_name = NULL, *map_text = getenv("DOCBIN_MAP"), *output = NULL, *variant = NULL;
+    const char *cpu_spec = NULL, *gpu_spec = NULL, *trace = NULL, *write_sample = NULL;
+    const char *settings[MAX_SETTINGS];
+    int n_settings = 0, depth = 1, sample = 0, profile = 0, list_algos = 0, list_devices = 0;
+    db_gray_rule gray = DB_GRAY_BT601;
+
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":a:m:p:o:h", options, NULL)) != -1) {
+        switch (c) {
+        case 'a': algo_name = optarg; break;
+        case 'm': map_text = optarg; break;
+        case 'p':
+            if (n_settings == MAX_SETTINGS)
+                return usage_error("too many --param options");
+            settings[n_settings++] = optarg;
+            break;
+        case 'o': output = optarg; break;
+        case 'h': fputs(usage_text, stdout); return EXIT_OK;
+        case OPT_VARIANT: variant = optarg; break;
+        case OPT_GRAY:
+            if (!strcmp(optarg, "bt601"))
+                gray = DB_GRAY_BT601;
+            else if (!strcmp(optarg, "qt"))
+                gray = DB_GRAY_QT;
+            else
+                return usage_error("--gray takes bt601 or qt");
+            break;
+        case OPT_DEPTH:
+            if (strcmp(optarg, "1") && strcmp(optarg, "8"))
+                return usage_error("--depth takes 1 or 8");
+            depth = atoi(optarg);
+            break;
+        case OPT_SAMPLE: sample = 1; break;
+        case OPT_WRITE_SAMPLE: write_sample = optarg; break;
+        case OPT_CPU_DEVICE: cpu_spec = optarg; break;
+        case OPT_GPU_DEVICE: gpu_spec = optarg; break;
+        case OPT_PROFILE: profile = 1; break;
+        case OPT_TRACE: trace = optarg; break;
+        case OPT_LIST_ALGOS: list_algos = 1; break;
+        case OPT_LIST_DEVICES: list_devices = 1; break;
+        case OPT_VERSION: printf("docbin-run %s\n", db_version()); return EXIT_OK;
+        case ':': {
+            char msg[128];
+            snprintf(msg, sizeof msg, "option %s needs a value", argv[optind - 1]);
+            return usage_error(msg);
+        }
+        default: {
+            char msg[128];
+            snprintf(msg, sizeof msg, "unknown option %s", argv[optind - 1]);
+            return usage_error(msg);
+        }
+        }
+    }
+
+    if (list_algos) {
+        for (int i = 0; i < db_algo_count(); i++) {
+            db_algo_print(db_algo_at(i), stdout);
+            putchar('\n');
+        }
+        return EXIT_OK;
+    }
+    if (write_sample) {
+        db_image *page = db_sample_page(1240, 1754, 1);
+        if (!page)
+            return fail(db_error_status());
+        db_status st = db_image_write(page, write_sample, DB_FILE_AUTO, 8);
+        db_image_free(page);
+        return st == DB_OK ? EXIT_OK : fail(st);
+    }
+    db_context *ctx = NULL;
+    if (list_devices) {
+        db_status st = db_context_open(cpu_spec, gpu_spec, &ctx);
+        if (st != DB_OK)
+            return fail(st);
+        db_context_print_devices(ctx, stdout);
+        db_context_close(ctx);
+        return EXIT_OK;
+    }
+
+    /* Everything about the request is checked before any device or file is touched. */
+    const char *input = optind < argc ? argv[optind] : NULL;
+    if (!algo_name)
+        return usage_error("--algo is required");
+    if (optind + 1 < argc)
+        return usage_error("more than one input given; docbin-run takes one INPUT and -o OUTPUT");
+    if (!input && !sample)
+        return usage_error("no input image given (or use --sample for the built-in page)");
+    if (input && sample)
+        return usage_error("give either an INPUT or --sample, not both");
+    if (!output)
+        return usage_error("no output given; use -o OUTPUT");
+    const db_algo *algo = db_algo_find(algo_name);
+    if (!algo)
+        return fail(db_error_status());
+    db_job job;
+    db_job_defaults(algo, &job);
+    job.gray = gray;
+    for (int i = 0; i < n_settings; i++) {
+        char name[64];
+        const char *eq = strchr(settings[i], '=');
+        if (!eq || eq == settings[i] || (size_t)(eq - settings[i]) >= sizeof name)
+            return usage_error("--param takes NAME=VALUE");
+        snprintf(name, sizeof name, "%.*s", (int)(eq - settings[i]), settings[i]);
+        db_status st = db_job_set(algo, &job, name, eq + 1);
+        if (st != DB_OK)
+            return fail(st);
+    }
+    if (variant) {
+        db_status st = db_job_set_variant(algo, &job, variant);
+        if (st != DB_OK)
+            return fail(st);
+    }
+    db_map map;
+    db_status st = db_map_parse(algo, map_text && map_text[0] ? map_text : "gpu", &map);
+    if (st != DB_OK)
+        return fail(st);
+
+    if ((st = db_context_open(cpu_spec, gpu_spec, &ctx)) != DB_OK)
+        return fail(st);
+    for (int s = 0; s < map.n; s++)
+        if (!db_context_device(ctx, map.role[s])) {
+            st = db_fail(DB_ERR_DEVICE, "stage %s is mapped to %s, but %s", algo->stages[s].name,
+                         db_role_name(map.role[s]), db_error_message());
+            db_context_close(ctx);
+            return fail(st);
+        }
+    db_image *in = sample ? db_sample_page(1240, 1754, 1) : db_image_read(input);
+    if (!in) {
+        st = db_error_status();
+        db_context_close(ctx);
+        return fail(st);
+    }
+    db_profile *prof = profile || trace ? db_profile_new() : NULL;
+    db_image *out = NULL;
+    st = db_run(ctx, algo, &map, &job, in, &out, prof);
+    if (st == DB_OK)
+        st = db_image_write(out, output, DB_FILE_AUTO, depth);
+    int code = st == DB_OK ? EXIT_OK : fail(st);
+    if (st == DB_OK && prof) {
+        if (profile) {
+            char m[64];
+            db_map_format(&map, m, sizeof m);
+            fprintf(stderr, "%s %dx%d, map %s\n", algo->name, in->width, in->height, m);
+            db_profile_print(prof, stderr);
+        }
+        if (trace && (st = db_profile_write_trace(prof, trace)) != DB_OK)
+            code = fail(st);
+    }
+    db_profile_free(prof);
+    db_image_free(out);
+    db_image_free(in);
+    db_context_close(ctx);
+    return code;
+}
