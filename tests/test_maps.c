@@ -1,0 +1,131 @@
+/*
+** test_maps.c — every map of every algorithm, and every stats variant, gives
+** exactly the image of the plain-C reference (tests/reference.c), on random
+** and document-like images of awkward sizes, with windows smaller and larger
+** than the image, for both gray rules. With DOCBIN_GPU_DEVICE=portable both
+** roles run on PoCL, each in its own context, so every kernel of both roles and
+** every cross-context transfer path is exercised.
+*/
+#include <string.h>
+#include "tests/reference.h"
+#include "tests/testutil.h"
+
+static uint32_t rng = 12345;
+
+static uint32_t next_random(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    return rng;
+}
+
+typedef enum pattern { NOISE, DOCUMENT, FLAT, TWO_LEVEL } pattern;
+
+/* A test image: noise, a document-like page (dark strokes on a lit gradient),
+** a constant image, or two levels (many pixels exactly at window means). */
+static db_image *make_image(int w, int h, int channels, pattern p)
+{
+    db_image *img = db_image_new(w, h, channels);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            for (int c = 0; c < channels; c++) {
+                int v;
+                switch (p) {
+                case NOISE: v = (int)(next_random() % 256); break;
+                case DOCUMENT:
+                    v = 200 - (x + y) * 40 / (w + h) + (int)(next_random() % 17) - 8;
+                    if ((x / 3 + y / 5) % 7 == 0 || (x * 7 + y * 3) % 23 < 3)
+                        v = 40 + (int)(next_random() % 40);
+                    break;
+                case FLAT: v = 131; break;
+                default: v = (x + y) % 2 ? 90 : 170; break;
+                }
+                img->data[(size_t)y * img->stride + (size_t)x * channels + c] = (uint8_t)v;
+            }
+    return img;
+}
+
+static ref_method ref_of(const char *name)
+{
+    if (!strcmp(name, "otsu")) return REF_OTSU;
+    if (!strcmp(name, "niblack")) return REF_NIBLACK;
+    if (!strcmp(name, "sauvola")) return REF_SAUVOLA;
+    if (!strcmp(name, "nick")) return REF_NICK;
+    return REF_WOLF;
+}
+
+static int runs;
+
+static void check_all_maps(db_context *ctx, const db_algo *algo, const db_image *img, int window, double k,
+                           db_gray_rule rule, const char *what)
+{
+    size_t n = (size_t)img->width * img->height;
+    uint8_t *gray = malloc(n), *expect = malloc(n);
+    ref_gray(img->data, img->width, img->height, img->channels, (int)rule, gray);
+    ref_binarize(gray, img->width, img->height, ref_of(algo->name), window, k, expect);
+    int n_variants = algo->n_variants ? algo->n_variants : 1;
+    for (int v = 0; v < n_variants; v++)
+        for (int i = 0; i < db_map_count(algo); i++) {
+            db_job job;
+            db_job_defaults(algo, &job);
+            job.gray = rule;
+            job.variant = v;
+            if (algo->n_params) {
+                job.params[0] = window;
+                job.params[1] = k;
+            }
+            db_map map;
+            db_map_nth(algo, i, &map);
+            char m[64];
+            db_map_format(&map, m, sizeof m);
+            db_image *out = NULL;
+            db_status st = db_run(ctx, algo, &map, &job, img, &out, NULL);
+            runs++;
+            CHECK(st == DB_OK, "%s %s map %s variant %d: %s", algo->name, what, m, v, db_error_message());
+            if (st != DB_OK)
+                continue;
+            size_t d = test_diff(out->data, expect, n);
+            CHECK(d == 0, "%s %s (%dx%d, window %d, k %g) map %s variant %s: %zu pixels differ from the reference",
+                  algo->name, what, img->width, img->height, window, k, m,
+                  algo->n_variants ? algo->variants[v] : "-", d);
+            db_image_free(out);
+        }
+    free(gray);
+    free(expect);
+}
+
+int main(void)
+{
+    db_context *ctx = test_open_context();
+    static const struct { int w, h; } sizes[] = {{1, 1}, {1, 9}, {13, 1}, {7, 5}, {37, 23}, {70, 41}, {300, 3}};
+    static const struct { pattern p; const char *name; } patterns[] = {
+        {NOISE, "noise"}, {DOCUMENT, "document"}, {FLAT, "flat"}, {TWO_LEVEL, "two-level"}};
+    for (int a = 0; a < db_algo_count(); a++) {
+        const db_algo *algo = db_algo_at(a);
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++) {
+                /* Tiny or degenerate images are cheap: run them for every pattern;
+                ** keep the bigger ones to the two informative patterns. */
+                if (sizes[s].w * sizes[s].h > 100 && patterns[p].p != NOISE && patterns[p].p != DOCUMENT)
+                    continue;
+                int channels = (s + p) % 2 ? 3 : 1;
+                db_image *img = make_image(sizes[s].w, sizes[s].h, channels, patterns[p].p);
+                db_gray_rule rule = (s % 2) ? DB_GRAY_QT : DB_GRAY_BT601;
+                char what[64];
+                snprintf(what, sizeof what, "%s/%s/%dch", patterns[p].name, rule ? "qt" : "bt601", channels);
+                if (algo->n_params) {
+                    check_all_maps(ctx, algo, img, 3, algo->params[1].def, rule, what);
+                    check_all_maps(ctx, algo, img, 15, -0.3, rule, what);
+                    if (s == 4 || s == 6)
+                        check_all_maps(ctx, algo, img, 75, 0.5, rule, what); /* window > image */
+                } else {
+                    check_all_maps(ctx, algo, img, 0, 0, rule, what);
+                }
+                db_image_free(img);
+            }
+    }
+    printf("%d runs\n", runs);
+    db_context_close(ctx);
+    return test_result("maps");
+}

@@ -1,0 +1,62 @@
+/*
+** testutil.h — checks and setup shared by the C tests.
+** Exit status follows Meson: 0 pass, 77 skipped, anything else fails.
+*/
+#ifndef DB_TESTUTIL_H
+#define DB_TESTUTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include "runtime/docbin.h"
+
+static int test_failures;
+
+/* Records a failure with its location; the test goes on so one run shows all failures. */
+#define CHECK(cond, ...)                                                      \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            test_failures++;                                                  \
+            fprintf(stderr, "%s:%d: FAIL: ", __FILE__, __LINE__);             \
+            fprintf(stderr, __VA_ARGS__);                                     \
+            fputc('\n', stderr);                                              \
+        }                                                                     \
+    } while (0)
+
+/* Opens the devices as the environment binds them; skips the test when there
+** is no OpenCL device for both roles (a machine without PoCL). */
+static inline db_context *test_open_context(void)
+{
+    db_context *ctx = NULL;
+    if (db_context_open(NULL, NULL, &ctx) != DB_OK) {
+        fprintf(stderr, "SKIP: no usable OpenCL devices: %s\n", db_error_message());
+        exit(77);
+    }
+    for (int r = 0; r < DB_ROLE_COUNT; r++)
+        if (!ctx->role[r]) {
+            fprintf(stderr, "SKIP: the %s role has no device (%s)\n", db_role_name((db_role)r),
+                    ctx->unbound_reason[r]);
+            exit(77);
+        }
+    return ctx;
+}
+
+/* Number of differing pixels between two equal-size buffers. */
+static inline size_t test_diff(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    size_t d = 0;
+    for (size_t i = 0; i < n; i++)
+        d += a[i] != b[i];
+    return d;
+}
+
+static inline int test_result(const char *name)
+{
+    if (test_failures) {
+        fprintf(stderr, "%s: %d failure(s)\n", name, test_failures);
+        return 1;
+    }
+    printf("%s: ok\n", name);
+    return 0;
+}
+
+#endif
