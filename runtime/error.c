@@ -3,6 +3,7 @@
 */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <CL/cl.h>
 #include "runtime/error.h"
 
@@ -11,10 +12,14 @@ static _Thread_local db_status last_status;
 
 db_status db_fail(db_status status, const char *fmt, ...)
 {
+    /* Format into a copy first: callers may pass db_error_message() as an argument
+    ** to wrap an earlier message with context. */
+    char buf[sizeof message];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    memcpy(message, buf, sizeof message);
     last_status = status;
     return status;
 }

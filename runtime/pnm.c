@@ -52,7 +52,7 @@ static void skip_space(struct pnm_parser *p)
 
 static db_status truncated(const struct pnm_parser *p, const char *what)
 {
-    return db_fail(DB_ERR_FORMAT, "%s: truncated PNM (the file ends before the %s); "
+    return db_fail(DB_ERR_FORMAT, "%s: truncated PNM (the file ends where %s should be); "
                    "re-export the file", p->name, what);
 }
 
@@ -65,16 +65,16 @@ static db_status read_number(struct pnm_parser *p, const char *what, unsigned lo
     uint8_t c = p->bytes[p->pos];
     if (!is_digit(c)) {
         if (c >= 0x20 && c < 0x7f)
-            return db_fail(DB_ERR_FORMAT, "%s: bad PNM: expected a number for the %s, found "
+            return db_fail(DB_ERR_FORMAT, "%s: bad PNM: expected a number for %s, found "
                            "'%c'; re-export the file", p->name, what, c);
-        return db_fail(DB_ERR_FORMAT, "%s: bad PNM: expected a number for the %s, found byte "
+        return db_fail(DB_ERR_FORMAT, "%s: bad PNM: expected a number for %s, found byte "
                        "0x%02x; re-export the file", p->name, what, c);
     }
     unsigned long long value = 0;
     while (p->pos < p->size && is_digit(p->bytes[p->pos])) {
         value = value * 10 + (unsigned)(p->bytes[p->pos] - '0');
         if (value > number_max)
-            return db_fail(DB_ERR_FORMAT, "%s: bad PNM: the %s is too large a number; "
+            return db_fail(DB_ERR_FORMAT, "%s: bad PNM: %s is too large a number; "
                            "re-export the file", p->name, what);
         p->pos++;
     }
@@ -102,7 +102,7 @@ static db_status read_plain_bitmap(struct pnm_parser *p, db_image *img)
         for (int x = 0; x < img->width; x++) {
             skip_space(p);
             if (p->pos >= p->size)
-                return truncated(p, "last pixel");
+                return truncated(p, "a pixel");
             uint8_t c = p->bytes[p->pos++];
             if (c != '0' && c != '1')
                 return db_fail(DB_ERR_FORMAT, "%s: bad P1 bitmap: pixel (%d, %d) is not 0 or 1; "
@@ -121,7 +121,7 @@ static db_status read_plain_samples(struct pnm_parser *p, db_image *img, unsigne
         uint8_t *row = img->data + (size_t)y * img->stride;
         for (size_t i = 0; i < count; i++) {
             unsigned long long v;
-            db_status status = read_number(p, "last sample", &v);
+            db_status status = read_number(p, "a sample", &v);
             if (status != DB_OK)
                 return status;
             if (v > maxval)
@@ -190,10 +190,11 @@ db_image *db_pnm_read(const uint8_t *bytes, size_t size, const char *name)
     int channels = kind == 3 || kind == 6 ? 3 : 1;
 
     unsigned long long width, height, maxval = 1;
-    if (read_number(&p, "width", &width) != DB_OK || read_number(&p, "height", &height) != DB_OK)
+    if (read_number(&p, "the width", &width) != DB_OK
+        || read_number(&p, "the height", &height) != DB_OK)
         return NULL;
     if (!bitmap) {
-        if (read_number(&p, "maxval", &maxval) != DB_OK)
+        if (read_number(&p, "the maxval", &maxval) != DB_OK)
             return NULL;
         if (maxval < 1 || maxval > 65535) {
             db_fail(DB_ERR_FORMAT, "%s: bad PNM maxval %llu (it must be 1 to 65535); "
@@ -213,7 +214,7 @@ db_image *db_pnm_read(const uint8_t *bytes, size_t size, const char *name)
         needed = bitmap ? samples : 2 * samples - 1;
     } else {
         if (p.pos >= size) {
-            truncated(&p, "pixel data");
+            truncated(&p, "the pixel data");
             return NULL;
         }
         if (!is_space(bytes[p.pos])) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "runtime/docbin.h"
 
 /* Exit codes, documented in --help and README.md. */
@@ -30,7 +31,7 @@ static const char usage_text[] =
     "  -p, --param NAME=VALUE  set a parameter (repeatable), e.g. --param window=25 --param k=0.1\n"
     "      --variant NAME      stats variant: sliding (default), global, global-shared, shared\n"
     "      --gray RULE         colour to gray: bt601 (default) or qt ((11r+16g+5b)/32)\n"
-    "  -o, --output FILE       .png (1-bit unless --depth 8), .pbm, .pgm, .pnm\n"
+    "  -o, --output FILE       .png or .pnm (1-bit unless --depth 8), .pbm (1-bit), .pgm (8-bit)\n"
     "      --depth 1|8         bits per pixel of the output (default 1)\n"
     "      --sample            use the built-in sample page as input (no download needed)\n"
     "      --write-sample FILE write the built-in sample page itself\n"
@@ -246,8 +247,11 @@ int main(int argc, char **argv)
     db_profile *prof = profile || trace ? db_profile_new() : NULL;
     db_image *out = NULL;
     st = db_run(ctx, algo, &map, &job, in, &out, prof);
-    if (st == DB_OK)
-        st = db_image_write(out, output, DB_FILE_AUTO, depth);
+    if (st == DB_OK) {
+        /* A .pgm holds 8-bit gray by definition; --depth chooses for .png and .pnm. */
+        const char *dot = strrchr(output, '.');
+        st = db_image_write(out, output, DB_FILE_AUTO, dot && !strcasecmp(dot, ".pgm") ? 8 : depth);
+    }
     int code = st == DB_OK ? EXIT_OK : fail(st);
     if (st == DB_OK && prof) {
         if (profile) {

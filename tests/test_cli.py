@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""docbin-run end to end: good runs, and bad input that must fail cleanly.
+
+Every failure must exit non-zero with the documented code, print exactly one
+line on stderr starting with "docbin-run:", and leave no output file (nor a
+temporary one) behind. usage: test_cli.py PATH/TO/docbin-run
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+
+DOCBIN = sys.argv[1]
+failures = []
+
+
+def run(args, env_extra=None, env_drop=()):
+    env = dict(os.environ)
+    for k in env_drop:
+        env.pop(k, None)
+    env.update(env_extra or {})
+    p = subprocess.run([DOCBIN] + args, capture_output=True, text=True, env=env, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print('FAIL:', what, file=sys.stderr)
+
+
+def png_bytes(w, h, rows, color_type=0, depth=8):
+    def chunk(tag, data):
+        return struct.pack('>I', len(data)) + tag + data + struct.pack('>I', zlib.crc32(tag + data))
+    raw = b''.join(b'\0' + r for r in rows)
+    return (b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, depth, color_type, 0, 0, 0))
+            + chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b''))
+
+
+def expect_failure(name, args, code, tmp, out, env_extra=None, env_drop=()):
+    rc, _, err = run(args, env_extra, env_drop)
+    lines = [l for l in err.splitlines() if l.strip()]
+    check(rc == code, f'{name}: exit {rc}, expected {code} (stderr: {err.strip()!r})')
+    check(len(lines) == 1 and lines[0].startswith('docbin-run:'), f'{name}: not one error line: {err!r}')
+    check(not os.path.exists(out), f'{name}: output file left behind')
+    leftovers = [f for f in os.listdir(tmp) if f.startswith('.')]
+    check(not leftovers, f'{name}: temporary files left behind: {leftovers}')
+    print(f'ok   {name}: exit {rc}: {lines[0] if lines else ""}')
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, 'out.png')
+        good = os.path.join(tmp, 'good.png')
+        w, h = 64, 48
+        rows = [bytes((x * 5 + y * 3) % 256 for x in range(w)) for y in range(h)]
+        with open(good, 'wb') as f:
+            f.write(png_bytes(w, h, rows))
+
+        # Good runs.
+        rc, _, err = run(['--algo', 'sauvola', '--map', 'gpu,cpu,gpu', good, '-o', out])
+        check(rc == 0 and os.path.exists(out), f'sauvola run failed: {err}')
+        for ext in ('pbm', 'pgm', 'pnm'):
+            o = os.path.join(tmp, 'out.' + ext)
+            rc, _, err = run(['--algo', 'otsu', '--map', 'cpu', good, '-o', o])
+            check(rc == 0 and os.path.getsize(o) > 0, f'otsu -> .{ext} failed: {err}')
+        rc, _, err = run(['--algo', 'nick', '--map', 'stats=cpu', '--depth', '8', '--param', 'window=9',
+                          '--param', 'k=-0.1', '--variant', 'shared', good, '-o', os.path.join(tmp, 'n.png')])
+        check(rc == 0, f'named map, params and variant failed: {err}')
+        trace = os.path.join(tmp, 'trace.json')
+        rc, _, err = run(['--algo', 'wolf', '--map', 'cpu,gpu,cpu', '--profile', '--trace', trace, good,
+                          '-o', os.path.join(tmp, 'w.png')])
+        check(rc == 0 and 'threshold' in err and 'wall' in err, f'--profile table missing: {err}')
+        try:
+            with open(trace) as f:
+                events = json.load(f)['traceEvents']
+            check(any(e.get('ph') == 'X' and e['name'].startswith('stats') for e in events),
+                  'trace has no stats kernel event')
+        except (OSError, ValueError, KeyError) as e:
+            check(False, f'trace is not valid Chrome trace JSON: {e}')
+        rc, so, _ = run(['--list-algos'])
+        check(rc == 0 and 'window' in so and 'global-shared' in so and 'histogram' in so, '--list-algos')
+        rc, so, _ = run(['--list-devices'])
+        check(rc == 0 and 'Platform #0' in so and 'role' in so, '--list-devices')
+        rc, so, _ = run(['--help'])
+        check(rc == 0 and 'Exit status' in so, '--help')
+        for f in os.listdir(tmp):
+            if f != 'good.png':
+                os.remove(os.path.join(tmp, f))
+
+        # Bad files.
+        def write(name, data):
+            p = os.path.join(tmp, name)
+            with open(p, 'wb') as f:
+                f.write(data)
+            return p
+        data = open(good, 'rb').read()
+        bad_files = {
+            'truncated PNG': write('trunc.png', data[:len(data) // 2]),
+            'corrupt PNG': write('corrupt.png', data[:40] + bytes(b ^ 0x5a for b in data[40:60]) + data[60:]),
+            'non-image file': write('notes.png', b'this is not an image\n' * 20),
+            'empty file': write('empty.png', b''),
+            '0x0 image': write('zero.pgm', b'P5\n0 0\n255\n'),
+            'huge dimensions': write('huge.pgm', b'P5\n900000 900000\n255\n' + b'\0' * 100),
+        }
+        for name, path in bad_files.items():
+            expect_failure(name, ['--algo', 'otsu', '--map', 'cpu', path, '-o', out], 1, tmp, out)
+        expect_failure('missing input', ['--algo', 'otsu', '--map', 'cpu', os.path.join(tmp, 'nope.png'),
+                                         '-o', out], 1, tmp, out)
+        expect_failure('unwritable output', ['--algo', 'otsu', '--map', 'cpu', good, '-o',
+                                             os.path.join(tmp, 'no', 'dir', 'out.png')], 1, tmp, out)
+
+        # Bad requests.
+        base = ['--map', 'cpu', good, '-o', out]
+        usage = {
+            'even window': ['--algo', 'sauvola', '--param', 'window=24'] + base,
+            'too-small window': ['--algo', 'sauvola', '--param', 'window=1'] + base,
+            'non-numeric parameter': ['--algo', 'sauvola', '--param', 'k=abc'] + base,
+            'unknown algorithm': ['--algo', 'nosuch'] + base,
+            'unknown parameter': ['--algo', 'sauvola', '--param', 'radius=3'] + base,
+            'parameter of a method without any': ['--algo', 'otsu', '--param', 'k=3'] + base,
+            'unknown variant': ['--algo', 'sauvola', '--variant', 'magic'] + base,
+            'unknown stage name': ['--algo', 'sauvola', '--map', 'canny=gpu', good, '-o', out],
+            'map of the wrong length': ['--algo', 'sauvola', '--map', 'gpu,cpu', good, '-o', out],
+            'unknown role': ['--algo', 'sauvola', '--map', 'gpu,tpu,cpu', good, '-o', out],
+            'missing output': ['--algo', 'otsu', good],
+            'unknown option': ['--algo', 'otsu', '--frobnicate'] + base,
+        }
+        for name, args in usage.items():
+            expect_failure(name, args, 2, tmp, out)
+        expect_failure('role bound to no device pattern', ['--algo', 'otsu', '--map', 'gpu', '--gpu-device',
+                                                           'no-such-device-anywhere', good, '-o', out], 3, tmp, out)
+        # The gpu role with no GPU and no binding: only checkable on a machine without a GPU.
+        rc, so, _ = run(['--list-devices'], env_drop=('DOCBIN_GPU_DEVICE',))
+        if 'role gpu: unbound' in so:
+            expect_failure('role bound to no device', ['--algo', 'otsu', '--map', 'cpu,gpu,cpu', good, '-o', out],
+                           3, tmp, out, env_drop=('DOCBIN_GPU_DEVICE',))
+        else:
+            print('skip role bound to no device: this machine has a GPU')
+
+    if failures:
+        print(f'{len(failures)} failure(s)', file=sys.stderr)
+        return 1
+    print('cli: ok')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
