@@ -121,6 +121,16 @@ db_image *db_png_read(const uint8_t *bytes, size_t size, const char *name)
     int row_channels = channels + (has_alpha ? 1 : 0);
     if (db_image_check_size(width, height, channels, name) != DB_OK)
         goto fail;
+    /* Deflate expands data at most 1032 times, so a file smaller than its
+    ** pixel data / 1032 cannot hold the image. Refusing it here keeps a tiny
+    ** file from making the reader allocate gigabytes. */
+    unsigned long long pixel_bytes = (unsigned long long)width * height
+                                     * png_get_channels(png, info) * (unsigned)bit_depth / 8;
+    if (pixel_bytes / 1032 > size) {
+        db_fail(DB_ERR_FORMAT, "%s: truncated PNG (%zu bytes cannot hold a %lux%lu image); "
+                "re-export the file", name, size, (unsigned long)width, (unsigned long)height);
+        goto fail;
+    }
 
     if (color_type == PNG_COLOR_TYPE_PALETTE)
         png_set_palette_to_rgb(png);

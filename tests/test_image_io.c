@@ -537,6 +537,18 @@ static void test_round_trips(void)
     /* Overwriting replaces the old file. */
     round_trip(binary, "gray8.png", DB_FILE_AUTO, 8, binary);
 
+    /* A blank page compresses about as well as deflate can (near 1032:1) and
+    ** must still be read back. */
+    db_image *blank = db_image_new(2000, 1500, 1);
+    if (CHECK(blank != NULL)) {
+        memset(blank->data, 255, blank->stride * 1500);
+        round_trip(blank, "blank1.png", DB_FILE_AUTO, 1, blank);
+        round_trip(blank, "blank8.png", DB_FILE_AUTO, 8, blank);
+        memset(blank->data, 0, blank->stride * 1500);
+        round_trip(blank, "black1.png", DB_FILE_AUTO, 1, blank);
+        db_image_free(blank);
+    }
+
     /* One-pixel images. */
     db_image *dot = make_gray(1, 1);
     if (CHECK(dot != NULL)) {
@@ -939,6 +951,10 @@ static void test_bad_png(void)
     size = png_header_only(header, 2000000, 1, PNG_COLOR_TYPE_GRAY);
     CHECK(fails_with(header, size, DB_ERR_FORMAT)
           && strstr(db_error_message(), "2000000x1") != NULL);
+    /* Allowed dimensions, but far more pixels than the file could hold. */
+    size = png_header_only(header, 20000, 20000, PNG_COLOR_TYPE_GRAY);
+    CHECK(fails_with(header, size, DB_ERR_FORMAT)
+          && strstr(db_error_message(), "truncated") != NULL);
     size = png_header_only(header, 1, 0x7fffffff, PNG_COLOR_TYPE_GRAY);
     CHECK(fails_with(header, size, DB_ERR_FORMAT));
     size = png_header_only(header, 0, 5, PNG_COLOR_TYPE_GRAY);
