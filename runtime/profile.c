@@ -44,6 +44,7 @@ void db_profile_add(db_profile *prof, cl_event ev, db_record_kind kind, const ch
     r->role = dev->role;
     snprintf(r->device, sizeof r->device, "%.63s", dev->info.name);
     r->bytes = bytes;
+    r->run = prof->runs;
     r->host_ns = db_now_ns();
     clRetainEvent(ev);
     r->event = ev;
@@ -82,50 +83,97 @@ db_status db_profile_resolve(db_profile *prof)
     return DB_OK;
 }
 
+void db_profile_end_run(db_profile *prof, uint64_t wall_ns)
+{
+    if (!prof)
+        return;
+    if (prof->runs < DB_PROFILE_MAX_RUNS)
+        prof->wall_ns[prof->runs] = wall_ns;
+    prof->runs++;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median, minimum and maximum of v[0..n) (sorts v). */
+static void summarize(uint64_t *v, int n, double *med, double *lo, double *hi)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_u64);
+    *med = n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
+    *lo = (double)v[0];
+    *hi = (double)v[n - 1];
+}
+
+static int same_row(const db_record *a, const db_record *b)
+{
+    return a->kind == b->kind && a->role == b->role && !strcmp(a->stage, b->stage);
+}
+
 void db_profile_print(const db_profile *prof, FILE *f)
 {
+    int runs = prof->runs < DB_PROFILE_MAX_RUNS ? prof->runs : DB_PROFILE_MAX_RUNS;
+    int first = runs > 1 ? 1 : 0; /* the first of several runs is warm-up */
+    int counted = runs - first;
+    if (counted <= 0)
+        return;
+    uint64_t per_run[DB_PROFILE_MAX_RUNS];
+    if (counted > 1)
+        fprintf(f, "median of %d runs after a warm-up run (min - max)\n", counted);
     fprintf(f, "%-14s %-4s %-34s %8s %10s\n", "stage", "role", "device", "commands", "time ms");
-    /* Stages and items in order of first appearance. */
+    /* Kernels first, then transfers; rows in order of first appearance. */
     for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; i < prof->resolved; i++) {
             const db_record *r = &prof->rec[i];
             int is_kernel = r->kind == DB_REC_KERNEL;
-            if (is_kernel != (pass == 0))
+            if (is_kernel != (pass == 0) || r->run != first)
                 continue;
-            int first = 1;
-            for (int j = 0; j < i; j++)
-                if (prof->rec[j].kind == r->kind && prof->rec[j].role == r->role &&
-                    !strcmp(prof->rec[j].stage, r->stage))
-                    first = 0;
-            if (!first)
+            int seen = 0;
+            for (int j = 0; j < i && !seen; j++)
+                seen = prof->rec[j].run == first && same_row(&prof->rec[j], r);
+            if (seen)
                 continue;
-            uint64_t busy = 0;
+            memset(per_run, 0, sizeof per_run[0] * (size_t)counted);
             size_t bytes = 0;
             int count = 0;
-            for (int j = i; j < prof->resolved; j++) {
+            for (int j = 0; j < prof->resolved; j++) {
                 const db_record *o = &prof->rec[j];
-                if (o->kind == r->kind && o->role == r->role && !strcmp(o->stage, r->stage)) {
-                    busy += o->end_ns - o->start_ns;
+                if (o->run < first || o->run >= runs || !same_row(o, r))
+                    continue;
+                per_run[o->run - first] += o->end_ns - o->start_ns;
+                if (o->run == first) {
                     bytes += o->bytes;
                     count++;
                 }
             }
-            char label[64];
+            double med, lo, hi;
+            summarize(per_run, counted, &med, &lo, &hi);
+            char label[64], dev[40];
             if (is_kernel)
                 snprintf(label, sizeof label, "%s", r->stage);
             else
                 snprintf(label, sizeof label, "%s %s", r->kind == DB_REC_TO_DEVICE ? "->" : "<-", r->stage);
-            char dev[40];
             snprintf(dev, sizeof dev, "%.39s", r->device);
-            fprintf(f, "%-14s %-4s %-34s %8d %10.3f", label, db_role_name(r->role), dev, count, busy / 1e6);
-            if (!is_kernel)
-                fprintf(f, "  %s", bytes ? "" : "(shared memory, no copy)");
+            fprintf(f, "%-14s %-4s %-34s %8d %10.3f", label, db_role_name(r->role), dev, count, med / 1e6);
+            if (counted > 1)
+                fprintf(f, "  (%.3f - %.3f)", lo / 1e6, hi / 1e6);
+            if (!is_kernel && !bytes)
+                fprintf(f, "  shared memory, no copy");
             if (!is_kernel && bytes)
-                fprintf(f, "%.2f MB, %.1f GB/s", bytes / 1e6, busy ? bytes / (double)busy : 0.0);
+                fprintf(f, "  %.2f MB, %.1f GB/s", bytes / 1e6, med > 0 ? bytes / med : 0.0);
             fputc('\n', f);
         }
     }
-    fprintf(f, "%-14s %-4s %-34s %8s %10.3f\n", "wall", "", "(submission to result)", "", prof->wall_ns / 1e6);
+    for (int i = 0; i < counted; i++)
+        per_run[i] = prof->wall_ns[first + i];
+    double med, lo, hi;
+    summarize(per_run, counted, &med, &lo, &hi);
+    fprintf(f, "%-14s %-4s %-34s %8s %10.3f", "wall", "", "(submission to result)", "", med / 1e6);
+    if (counted > 1)
+        fprintf(f, "  (%.3f - %.3f)", lo / 1e6, hi / 1e6);
+    fputc('\n', f);
 }
 
 static void json_string(FILE *f, const char *s)

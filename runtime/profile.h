@@ -32,16 +32,20 @@ typedef struct db_record {
     char device[64];
     size_t bytes;     /* bytes moved (transfers) */
     uint64_t start_ns, end_ns;
+    int run;          /* which db_run of the profile made it (0, 1, ...) */
     cl_event event;   /* pending until db_profile_resolve() */
     uint64_t host_ns; /* host clock right after the enqueue */
 } db_record;
 
-/* The records of one or more runs. */
+#define DB_PROFILE_MAX_RUNS 1024
+
+/* The records of one or more runs of the same algorithm and map. */
 typedef struct db_profile {
     db_record *rec;
     int n, cap;
     int resolved;       /* records [0, resolved) have their times */
-    uint64_t wall_ns;   /* wall time of the last run, from submission to result */
+    int runs;           /* completed runs */
+    uint64_t wall_ns[DB_PROFILE_MAX_RUNS]; /* per run, from submission to result */
 } db_profile;
 
 /* An empty profile. */
@@ -57,7 +61,12 @@ void db_profile_add(db_profile *prof, cl_event ev, db_record_kind kind, const ch
 /* Reads the times of pending records; call once their events have completed. */
 db_status db_profile_resolve(db_profile *prof);
 
-/* Prints the per-stage table: device, kernels, time; transfers; wall time. */
+/* Marks the end of a run that took `wall_ns`; later records belong to the next run. */
+void db_profile_end_run(db_profile *prof, uint64_t wall_ns);
+
+/* Prints the per-stage table: device, commands, time; transfers; wall time. With
+** several runs, each figure is the median over the runs after the first (the
+** first builds programs and warms caches), with the minimum and maximum. */
 void db_profile_print(const db_profile *prof, FILE *f);
 
 /* Writes every record as a Chrome trace event file (JSON), atomically. */

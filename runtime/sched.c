@@ -269,8 +269,8 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
         *out = img;
     }
     if (prof) {
-        prof->wall_ns = db_now_ns() - t0;
         db_profile_resolve(prof);
+        db_profile_end_run(prof, db_now_ns() - t0);
     }
 
 done:

@@ -39,7 +39,9 @@ static const char usage_text[] =
     "      --gpu-device SPEC   bind the gpu role (default $DOCBIN_GPU_DEVICE, else the largest GPU)\n"
     "                          SPEC: P:D indices, platform:type:name substrings, or a word of a\n"
     "                          platform or device name, e.g. portable (PoCL) or nvidia\n"
+    "      --sample-size WxH   size of the sample page (default 1240x1754, A4 at 150 dpi)\n"
     "      --profile           print per-stage and per-transfer times (OpenCL profiling events)\n"
+    "      --repeat N          run N times; --profile then shows medians of runs 2..N\n"
     "      --trace FILE.json   write a Chrome/Perfetto timeline of every kernel and transfer\n"
     "      --list-algos        stages, roles, parameters, defaults and variants of each algorithm\n"
     "      --list-devices      OpenCL devices (like clinfo -l) and the roles bound to them\n"
@@ -84,7 +86,7 @@ static int usage_error(const char *msg)
 
 enum long_only {
     OPT_VARIANT = 256, OPT_GRAY, OPT_DEPTH, OPT_SAMPLE, OPT_WRITE_SAMPLE, OPT_CPU_DEVICE, OPT_GPU_DEVICE,
-    OPT_PROFILE, OPT_TRACE, OPT_LIST_ALGOS, OPT_LIST_DEVICES, OPT_VERSION
+    OPT_PROFILE, OPT_TRACE, OPT_LIST_ALGOS, OPT_LIST_DEVICES, OPT_VERSION, OPT_REPEAT, OPT_SAMPLE_SIZE
 };
 
 #define MAX_SETTINGS 32
@@ -109,12 +111,15 @@ int main(int argc, char **argv)
         {"list-algos", no_argument, NULL, OPT_LIST_ALGOS},
         {"list-devices", no_argument, NULL, OPT_LIST_DEVICES},
         {"version", no_argument, NULL, OPT_VERSION},
+        {"repeat", required_argument, NULL, OPT_REPEAT},
+        {"sample-size", required_argument, NULL, OPT_SAMPLE_SIZE},
         {NULL, 0, NULL, 0},
     };
     const char *algo_name = NULL, *map_text = getenv("DOCBIN_MAP"), *output = NULL, *variant = NULL;
     const char *cpu_spec = NULL, *gpu_spec = NULL, *trace = NULL, *write_sample = NULL;
     const char *settings[MAX_SETTINGS];
-    int n_settings = 0, depth = 1, sample = 0, profile = 0, list_algos = 0, list_devices = 0;
+    int n_settings = 0, depth = 1, sample = 0, profile = 0, list_algos = 0, list_devices = 0, repeat = 1;
+    int sample_w = 1240, sample_h = 1754; /* A4 at 150 dpi */
     db_gray_rule gray = DB_GRAY_BT601;
 
     opterr = 0;
@@ -153,6 +158,18 @@ int main(int argc, char **argv)
         case OPT_LIST_ALGOS: list_algos = 1; break;
         case OPT_LIST_DEVICES: list_devices = 1; break;
         case OPT_VERSION: printf("docbin-run %s\n", db_version()); return EXIT_OK;
+        case OPT_REPEAT: {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (*end || n < 1 || n > DB_PROFILE_MAX_RUNS)
+                return usage_error("--repeat takes a count from 1 to 1024");
+            repeat = (int)n;
+            break;
+        }
+        case OPT_SAMPLE_SIZE:
+            if (sscanf(optarg, "%dx%d", &sample_w, &sample_h) != 2 || sample_w < 1 || sample_h < 1)
+                return usage_error("--sample-size takes WIDTHxHEIGHT, e.g. 2516x3272 (A4 at 300 dpi)");
+            break;
         case ':': {
             char msg[128];
             snprintf(msg, sizeof msg, "option %s needs a value", argv[optind - 1]);
@@ -174,7 +191,7 @@ int main(int argc, char **argv)
         return EXIT_OK;
     }
     if (write_sample) {
-        db_image *page = db_sample_page(1240, 1754, 1);
+        db_image *page = db_sample_page(sample_w, sample_h, 1);
         if (!page)
             return fail(db_error_status());
         db_status st = db_image_write(page, write_sample, DB_FILE_AUTO, 8);
@@ -238,7 +255,7 @@ int main(int argc, char **argv)
             db_context_close(ctx);
             return fail(st);
         }
-    db_image *in = sample ? db_sample_page(1240, 1754, 1) : db_image_read(input);
+    db_image *in = sample ? db_sample_page(sample_w, sample_h, 1) : db_image_read(input);
     if (!in) {
         st = db_error_status();
         db_context_close(ctx);
@@ -247,6 +264,10 @@ int main(int argc, char **argv)
     db_profile *prof = profile || trace ? db_profile_new() : NULL;
     db_image *out = NULL;
     st = db_run(ctx, algo, &map, &job, in, &out, prof);
+    for (int i = 1; i < repeat && st == DB_OK; i++) {
+        db_image_free(out);
+        st = db_run(ctx, algo, &map, &job, in, &out, prof);
+    }
     if (st == DB_OK) {
         /* A .pgm holds 8-bit gray by definition; --depth chooses for .png and .pnm. */
         const char *dot = strrchr(output, '.');
