@@ -86,12 +86,12 @@ static db_status check_declared_sides(const uint8_t *bytes, size_t size, const c
     return DB_OK;
 }
 
-db_image *db_png_read(const uint8_t *bytes, size_t size, const char *name)
+/* The stream lives in the caller: it is changed between setjmp and longjmp,
+** and only objects outside the function that calls setjmp keep such changes
+** reliably (or volatile ones, which libpng's void pointers cannot carry). */
+static db_image *decode(struct png_stream *stream, const char *name)
 {
-    if (check_declared_sides(bytes, size, name) != DB_OK)
-        return NULL;
-    struct png_stream stream = { .bytes = bytes, .size = size };
-    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &stream, on_error,
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, stream, on_error,
                                              on_warning);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (!info) {
@@ -105,10 +105,10 @@ db_image *db_png_read(const uint8_t *bytes, size_t size, const char *name)
 
     if (setjmp(png_jmpbuf(png))) {
         db_fail(DB_ERR_FORMAT, "%s: corrupt or truncated PNG (libpng: %s); re-export the file",
-                name, stream.message);
+                name, stream->message);
         goto fail;
     }
-    png_set_read_fn(png, &stream, read_bytes);
+    png_set_read_fn(png, stream, read_bytes);
     png_set_user_limits(png, DB_IMAGE_MAX_SIDE, DB_IMAGE_MAX_SIDE);
     png_read_info(png, info);
 
@@ -117,7 +117,8 @@ db_image *db_png_read(const uint8_t *bytes, size_t size, const char *name)
     int color_type = png_get_color_type(png, info);
     int bit_depth = png_get_bit_depth(png, info);
     int channels = (color_type & PNG_COLOR_MASK_COLOR) ? 3 : 1;
-    int has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) || png_get_valid(png, info, PNG_INFO_tRNS);
+    int has_alpha = (color_type & PNG_COLOR_MASK_ALPHA)
+                    || png_get_valid(png, info, PNG_INFO_tRNS);
     int row_channels = channels + (has_alpha ? 1 : 0);
     if (db_image_check_size(width, height, channels, name) != DB_OK)
         goto fail;
@@ -126,9 +127,10 @@ db_image *db_png_read(const uint8_t *bytes, size_t size, const char *name)
     ** file from making the reader allocate gigabytes. */
     unsigned long long pixel_bytes = (unsigned long long)width * height
                                      * png_get_channels(png, info) * (unsigned)bit_depth / 8;
-    if (pixel_bytes / 1032 > size) {
+    if (pixel_bytes / 1032 > stream->size) {
         db_fail(DB_ERR_FORMAT, "%s: truncated PNG (%zu bytes cannot hold a %lux%lu image); "
-                "re-export the file", name, size, (unsigned long)width, (unsigned long)height);
+                "re-export the file", name, stream->size, (unsigned long)width,
+                (unsigned long)height);
         goto fail;
     }
 
@@ -204,10 +206,19 @@ fail:
     return NULL;
 }
 
-db_status db_png_write(const db_image *img, FILE *f, int bits, const char *path)
+db_image *db_png_read(const uint8_t *bytes, size_t size, const char *name)
 {
-    struct png_stream stream = { .file = f };
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &stream, on_error,
+    if (check_declared_sides(bytes, size, name) != DB_OK)
+        return NULL;
+    struct png_stream stream = { .bytes = bytes, .size = size };
+    return decode(&stream, name);
+}
+
+/* As decode(), the stream belongs to the caller. */
+static db_status encode(const db_image *img, struct png_stream *stream, int bits,
+                        const char *path)
+{
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, stream, on_error,
                                               on_warning);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (!info) {
@@ -219,13 +230,13 @@ db_status db_png_write(const db_image *img, FILE *f, int bits, const char *path)
     db_status status = DB_OK;
 
     if (setjmp(png_jmpbuf(png))) {
-        if (stream.write_errno)
-            status = db_image_write_failed(path, stream.write_errno);
+        if (stream->write_errno)
+            status = db_image_write_failed(path, stream->write_errno);
         else
-            status = db_fail(DB_ERR_IO, "cannot write %s: libpng: %s", path, stream.message);
+            status = db_fail(DB_ERR_IO, "cannot write %s: libpng: %s", path, stream->message);
         goto done;
     }
-    png_set_write_fn(png, &stream, write_bytes, flush_bytes);
+    png_set_write_fn(png, stream, write_bytes, flush_bytes);
     int color_type = img->channels == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_GRAY;
     png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, bits, color_type,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
@@ -256,4 +267,10 @@ done:
     free(packed);
     png_destroy_write_struct(&png, &info);
     return status;
+}
+
+db_status db_png_write(const db_image *img, FILE *f, int bits, const char *path)
+{
+    struct png_stream stream = { .file = f };
+    return encode(img, &stream, bits, path);
 }

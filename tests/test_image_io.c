@@ -794,7 +794,7 @@ static void test_png_reading(void)
     /* RGBA 16 bits, fully opaque and fully transparent. */
     static const uint8_t rgba16_rows[16] = { 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xff, 0xff,
                                              0, 0, 0, 0, 0, 0, 0, 0 };
-    /* 0x1234 = 4660 → 18.13 → 18; 0x5678 = 22136 → 86.13 → 86; 0x9abc = 39612 → 154.13. */
+    /* v/257: 0x1234 = 4660 → 18.13, 0x5678 = 22136 → 86.13, 0x9abc = 39612 → 154.13. */
     static const uint8_t rgba16_expected[6] = { 18, 86, 154, 255, 255, 255 };
     spec = (struct png_spec){ .width = 2, .height = 1, .color_type = PNG_COLOR_TYPE_RGB_ALPHA,
                               .bit_depth = 16, .rows = rgba16_rows };
