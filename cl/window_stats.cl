@@ -188,13 +188,17 @@ kernel void stats_direct_shared(global const uchar *gray, int width, int height,
             int gx = tx + lx, gy = ty + ly;
             tile[ly][lx] = (gx < width && gy < height) ? gray[(ulong)gy * width + gx] : 0;
             barrier(CLK_LOCAL_MEM_FENCE);
-            int ya = max(y0, ty), yb = min(y1, ty + TILE - 1);
-            int xa = max(x0, tx), xb = min(x1, tx + TILE - 1);
-            for (int yy = ya; yy <= yb; yy++)
-                for (int xx = xa; xx <= xb; xx++) {
-                    long g = tile[yy - ty][xx - tx];
-                    s += g;
-                    q += g * g;
+            /* Fixed TILE x TILE trip counts with a window test per pixel: loops
+            ** bounded by the window clipped to the tile read wrong sums on
+            ** NVIDIA's OpenCL compiler (driver 580), though not on PoCL. */
+            for (int j = 0; j < TILE; j++)
+                for (int k = 0; k < TILE; k++) {
+                    int yy = ty + j, xx = tx + k;
+                    if (yy >= y0 && yy <= y1 && xx >= x0 && xx <= x1) {
+                        long g = tile[j][k];
+                        s += g;
+                        q += g * g;
+                    }
                 }
             barrier(CLK_LOCAL_MEM_FENCE);
         }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "runtime/codec.h"
+#include "runtime/util.h"
 #include "runtime/image.h"
 
 static const uint8_t png_signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
@@ -298,76 +299,24 @@ static db_status format_from_name(const db_image *img, const char *path, int bit
                    ".pgm, .ppm or .pnm, or name the format explicitly", path, ext);
 }
 
-/* The process umask. mkstemp creates files readable by the owner only; the
-** output should get the permissions any other new file would. umask() itself
-** cannot be read without changing it, which races with other threads, so read
-** it from /proc; 022 is the usual value when /proc is not there. */
-static mode_t current_umask(void)
-{
-    mode_t mask = 022;
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f)
-        return mask;
-    char line[256];
-    while (fgets(line, sizeof line, f)) {
-        unsigned int value;
-        if (sscanf(line, "Umask: %o", &value) == 1) {
-            mask = (mode_t)(value & 0777);
-            break;
-        }
-    }
-    fclose(f);
-    return mask;
-}
-
-/* Writes into a temporary file beside `path` and renames it into place, so
-** that readers (and a crash) see either the old file or the whole new one.
-** On failure the temporary file is removed and `path` is left untouched. */
+/* Writes through a temporary file beside `path` (util.h), so that readers and
+** a crash see either the old file or the whole new one. */
 static db_status write_atomically(const db_image *img, const char *path, db_file_format format,
                                   int bits)
 {
-    static const char temp_name[] = ".docbin-XXXXXX";
-    const char *slash = strrchr(path, '/');
-    size_t dir_length = slash ? (size_t)(slash - path) + 1 : 0;
-    char *temp = malloc(dir_length + sizeof temp_name);
-    if (!temp)
-        return db_fail(DB_ERR_NOMEM, "cannot write %s: out of memory", path);
-    memcpy(temp, path, dir_length);
-    memcpy(temp + dir_length, temp_name, sizeof temp_name);
-
-    int fd = mkstemp(temp);
-    if (fd < 0) {
-        db_status status = db_image_write_failed(path, errno);
-        free(temp);
+    db_atomic_file af;
+    db_status status = db_atomic_open(&af, path);
+    if (status != DB_OK)
+        return status;
+    if (format == DB_FILE_PNG)
+        status = db_png_write(img, af.f, bits, path);
+    else
+        status = db_pnm_write(img, af.f, bits, path);
+    if (status != DB_OK) {
+        db_atomic_abort(&af);
         return status;
     }
-    db_status status = DB_OK;
-    if (fchmod(fd, 0666 & ~current_umask()) != 0)
-        status = db_image_write_failed(path, errno);
-    FILE *f = NULL;
-    if (status == DB_OK) {
-        f = fdopen(fd, "wb");
-        if (!f)
-            status = db_image_write_failed(path, errno);
-    }
-    if (!f)
-        close(fd);
-    if (status == DB_OK) {
-        if (format == DB_FILE_PNG)
-            status = db_png_write(img, f, bits, path);
-        else
-            status = db_pnm_write(img, f, bits, path);
-    }
-    if (status == DB_OK && (fflush(f) != 0 || fsync(fileno(f)) != 0))
-        status = db_image_write_failed(path, errno);
-    if (f && fclose(f) != 0 && status == DB_OK)
-        status = db_image_write_failed(path, errno);
-    if (status == DB_OK && rename(temp, path) != 0)
-        status = db_image_write_failed(path, errno);
-    if (status != DB_OK)
-        unlink(temp);
-    free(temp);
-    return status;
+    return db_atomic_commit(&af);
 }
 
 db_status db_image_write(const db_image *img, const char *path, db_file_format format,

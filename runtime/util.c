@@ -61,6 +61,28 @@ char *db_read_file(const char *path, size_t *size)
     return buf;
 }
 
+/* The process umask. mkstemp creates files readable by the owner only; an
+** output should get the permissions any other new file would. umask() cannot be
+** read without changing it, which races with other threads, so read it from
+** /proc; 022 is the usual value when /proc is not there. */
+static mode_t current_umask(void)
+{
+    mode_t mask = 022;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return mask;
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+        unsigned int value;
+        if (sscanf(line, "Umask: %o", &value) == 1) {
+            mask = (mode_t)(value & 0777);
+            break;
+        }
+    }
+    fclose(f);
+    return mask;
+}
+
 db_status db_atomic_open(db_atomic_file *af, const char *path)
 {
     memset(af, 0, sizeof *af);
@@ -78,7 +100,12 @@ db_status db_atomic_open(db_atomic_file *af, const char *path)
                        e == ENOENT ? " (does the directory exist?)"
                        : e == EACCES || e == EROFS ? " (is the directory writable?)" : "");
     }
-    fchmod(fd, 0644);
+    if (fchmod(fd, 0666 & ~current_umask()) != 0) {
+        int e = errno;
+        close(fd);
+        unlink(af->tmp_path);
+        return db_fail(DB_ERR_IO, "cannot write %s: %s", path, strerror(e));
+    }
     af->f = fdopen(fd, "wb");
     if (!af->f) {
         int e = errno;

@@ -57,6 +57,18 @@ static ref_method ref_of(const char *name)
 
 static int runs;
 
+static int algo_index(const db_algo *algo)
+{
+    for (int a = 0; a < db_algo_count(); a++)
+        if (db_algo_at(a) == algo)
+            return a;
+    return 0;
+}
+
+/* Failures per (algorithm, variant, map), summarised at the end so that a
+** device-specific bug shows its pattern at a glance. */
+static int failed[8][4][1 << DB_MAX_STAGES];
+
 static void check_all_maps(db_context *ctx, const db_algo *algo, const db_image *img, int window, double k,
                            db_gray_rule rule, const char *what)
 {
@@ -86,6 +98,8 @@ static void check_all_maps(db_context *ctx, const db_algo *algo, const db_image 
             if (st != DB_OK)
                 continue;
             size_t d = test_diff(out->data, expect, n);
+            if (d)
+                failed[algo_index(algo)][v][i]++;
             CHECK(d == 0, "%s %s (%dx%d, window %d, k %g) map %s variant %s: %zu pixels differ from the reference",
                   algo->name, what, img->width, img->height, window, k, m,
                   algo->n_variants ? algo->variants[v] : "-", d);
@@ -126,6 +140,17 @@ int main(void)
             }
     }
     printf("%d runs\n", runs);
+    for (int a = 0; a < db_algo_count(); a++)
+        for (int v = 0; v < 4; v++)
+            for (int i = 0; i < db_map_count(db_algo_at(a)); i++)
+                if (failed[a][v][i]) {
+                    db_map map;
+                    char m[64];
+                    db_map_nth(db_algo_at(a), i, &map);
+                    db_map_format(&map, m, sizeof m);
+                    printf("failures: %-8s variant %d map %-12s %d image(s)\n", db_algo_at(a)->name, v, m,
+                           failed[a][v][i]);
+                }
     db_context_close(ctx);
     return test_result("maps");
 }
