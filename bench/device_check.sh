@@ -19,15 +19,19 @@ export DOCBIN_CACHE_DIR=$PWD/$build/kernel-cache
 $run --list-devices --gpu-device nvidia
 
 echo "== tests, gpu role = NVIDIA GPU"
-meson test -C "$build" --print-errorlogs --no-suite fuzz 2>&1 | tail -16
+meson test -C "$build" --print-errorlogs --no-suite fuzz 2>&1 | grep -v ' 0 differing pixels' | tail -40
+cp "$build/meson-logs/testlog.txt" "$out/testlog-gpu-nvidia.txt"
 echo "== tests, gpu role = PoCL"
 meson configure "$build" -Dtest_gpu_device=portable
-meson test -C "$build" --print-errorlogs --no-suite fuzz --no-suite oclgrind 2>&1 | tail -16
+meson test -C "$build" --print-errorlogs --no-suite fuzz --no-suite oclgrind 2>&1 | grep -v ' 0 differing pixels' | tail -40
+cp "$build/meson-logs/testlog.txt" "$out/testlog-gpu-pocl.txt"
 
-echo "== same image on both devices, every map, A4 sample page"
+echo "== same image on both devices, every map: A4 sample page, and the Doxa page when data is given"
 page=/tmp/docbin-a4.png
 $run --write-sample "$page" --sample-size 2516x3272
 mismatch=0
+for page in $page ${data:+$data/doxa-page/2JohnC1V3.ppm}; do
+echo "page $page"
 for algo in otsu niblack sauvola nick wolf; do
     sums=""
     for gpu in portable nvidia; do
@@ -43,12 +47,13 @@ done
 for algo in niblack sauvola nick wolf; do
     sums=""
     for v in sliding global global-shared shared; do
-        $run --algo $algo --map gpu --gpu-device nvidia --variant $v "$page" -o /tmp/docbin-id.png
+        $run --algo $algo --map gpu --gpu-device nvidia --variant $v --param window=31 "$page" -o /tmp/docbin-id.png
         sums="$sums $(md5sum < /tmp/docbin-id.png | cut -c1-32)"
     done
     n=$(echo $sums | tr ' ' '\n' | sort -u | wc -l)
     echo "$algo variants on NVIDIA: $n distinct image(s)"
     [ "$n" = 1 ] || mismatch=1
+done
 done
 echo "identity: $([ $mismatch = 0 ] && echo all equal || echo MISMATCH)"
 
@@ -61,6 +66,7 @@ for algo in otsu niblack sauvola nick wolf; do
     done
 done
 for v in global global-shared shared; do
+    echo "stats variant: $v"
     $run --algo sauvola --map gpu --variant $v --gpu-device nvidia --sample --sample-size 2516x3272 --repeat 6 \
         --profile -o /tmp/docbin-p.png 2>&1
     echo
