@@ -31,6 +31,7 @@ static const db_item items[N_ITEMS] = {
 #define TILE 16
 #define SCAN 256
 #define REDUCE 256
+#define STRIP 32
 
 static db_status stats_args(db_stage_run *run, cl_kernel k, cl_mem src, cl_mem dst)
 {
@@ -57,15 +58,15 @@ static db_status stats_sliding(db_stage_run *run, int gpu)
 {
     size_t w = (size_t)db_stage_width(run), h = (size_t)db_stage_height(run);
     cl_mem col = db_stage_scratch(run, w * h * 2 * sizeof(cl_long));
-    cl_kernel columns = db_stage_kernel(run, "window_stats.cl", "stats_columns");
+    cl_kernel columns = db_stage_kernel(run, "window_stats.cl", gpu ? "stats_columns" : "stats_columns_strips");
     cl_kernel rows = db_stage_kernel(run, "window_stats.cl", gpu ? "stats_rows_scan" : "stats_rows_serial");
     if (!col || !columns || !rows)
         return db_error_status();
     db_status st = stats_args(run, columns, db_stage_in(run, 0), col);
     if (st != DB_OK)
         return st;
-    const size_t col_local = 64;
-    if ((st = db_stage_launch(run, columns, 1, &w, gpu ? &col_local : NULL)) != DB_OK)
+    const size_t col_local = 64, strips = (w + STRIP - 1) / STRIP;
+    if ((st = db_stage_launch(run, columns, 1, gpu ? &w : &strips, gpu ? &col_local : NULL)) != DB_OK)
         return st;
     if ((st = stats_args(run, rows, col, db_stage_out(run, 0))) != DB_OK)
         return st;

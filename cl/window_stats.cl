@@ -47,6 +47,56 @@ kernel void stats_columns(global const uchar *gray, int width, int height, int h
     }
 }
 
+/* sliding, pass 1 (CPU): one work-item per strip of STRIP columns, walking down
+** the rows with the strip's running sums in private memory, so that every
+** memory access runs along a row (one work-item per column thrashes the cache). */
+#define STRIP 32
+kernel void stats_columns_strips(global const uchar *gray, int width, int height, int h, global long *col)
+{
+    int x0 = get_global_id(0) * STRIP;
+    if (x0 >= width)
+        return;
+    int nx = min(STRIP, width - x0);
+    ulong n = (ulong)width * (ulong)height;
+    global long *cs = col, *cq = col + n;
+    long s[STRIP], q[STRIP];
+    for (int k = 0; k < nx; k++)
+        s[k] = q[k] = 0;
+    int last = min(h, height - 1);
+    for (int y = 0; y <= last; y++) {
+        global const uchar *row = gray + (ulong)y * width + x0;
+        for (int k = 0; k < nx; k++) {
+            long g = row[k];
+            s[k] += g;
+            q[k] += g * g;
+        }
+    }
+    for (int y = 0; y < height; y++) {
+        ulong i = (ulong)y * width + x0;
+        for (int k = 0; k < nx; k++) {
+            cs[i + k] = s[k];
+            cq[i + k] = q[k];
+        }
+        int add = y + h + 1, sub = y - h;
+        if (add < height) {
+            global const uchar *row = gray + (ulong)add * width + x0;
+            for (int k = 0; k < nx; k++) {
+                long g = row[k];
+                s[k] += g;
+                q[k] += g * g;
+            }
+        }
+        if (sub >= 0) {
+            global const uchar *row = gray + (ulong)sub * width + x0;
+            for (int k = 0; k < nx; k++) {
+                long g = row[k];
+                s[k] -= g;
+                q[k] -= g * g;
+            }
+        }
+    }
+}
+
 /* sliding, pass 2 (CPU): one work-item per row, running sums along the row. */
 kernel void stats_rows_serial(global const long *col, int width, int height, int h, global long *sums)
 {
