@@ -64,6 +64,9 @@ static db_host_block *host_alloc(db_context *ctx, size_t bytes)
 
 static void host_block_free(db_host_block *b)
 {
+    for (int r = 0; r < DB_ROLE_COUNT; r++)
+        if (b->alias[r])
+            clReleaseMemObject(b->alias[r]);
     if (b->pinned) {
         cl_event ev;
         if (clEnqueueUnmapMemObject(b->pinned_dev->transfer, b->pinned, b->ptr, 0, NULL, &ev) == CL_SUCCESS) {
@@ -100,6 +103,88 @@ void db_host_pool_drain(db_context *ctx)
     }
 }
 
+/* A free device buffer in a device's pool. */
+struct db_device_block {
+    struct db_device_block *next;
+    size_t bytes;
+    cl_mem mem;
+};
+
+/* Free buffers kept per device; beyond this the oldest are released. */
+#define DEVICE_POOL_MAX 24
+
+cl_mem db_device_alloc(db_device *dev, size_t bytes, const char *what)
+{
+    bytes = bytes ? bytes : 1;
+    pthread_mutex_lock(&pool_lock);
+    for (struct db_device_block **pp = &dev->pool; *pp; pp = &(*pp)->next)
+        if ((*pp)->bytes == bytes) {
+            struct db_device_block *b = *pp;
+            *pp = b->next;
+            dev->pool_size--;
+            pthread_mutex_unlock(&pool_lock);
+            cl_mem m = b->mem;
+            free(b);
+            return m;
+        }
+    pthread_mutex_unlock(&pool_lock);
+    cl_int err;
+    cl_mem m = clCreateBuffer(dev->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (err != CL_SUCCESS) {
+        db_fail(DB_ERR_CL, "allocating %s (%zu bytes) on %s device '%s' failed with %s%s", what, bytes,
+                db_role_name(dev->role), dev->info.name, db_cl_error_name(err),
+                err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES
+                    ? " (the image is too large for this device's memory)" : "");
+        return NULL;
+    }
+    return m;
+}
+
+void db_device_free(db_device *dev, cl_mem mem)
+{
+    if (!mem)
+        return;
+    struct db_device_block *b = calloc(1, sizeof *b);
+    if (!b || clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof b->bytes, &b->bytes, NULL) != CL_SUCCESS) {
+        free(b);
+        clReleaseMemObject(mem);
+        return;
+    }
+    b->mem = mem;
+    struct db_device_block *evict = NULL;
+    pthread_mutex_lock(&pool_lock);
+    b->next = dev->pool;
+    dev->pool = b;
+    if (++dev->pool_size > DEVICE_POOL_MAX) {
+        struct db_device_block **pp = &dev->pool;
+        while ((*pp)->next)
+            pp = &(*pp)->next;
+        evict = *pp;
+        *pp = NULL;
+        dev->pool_size--;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    if (evict) {
+        clReleaseMemObject(evict->mem);
+        free(evict);
+    }
+}
+
+void db_device_pool_drain(db_device *dev)
+{
+    pthread_mutex_lock(&pool_lock);
+    struct db_device_block *b = dev->pool;
+    dev->pool = NULL;
+    dev->pool_size = 0;
+    pthread_mutex_unlock(&pool_lock);
+    while (b) {
+        struct db_device_block *next = b->next;
+        clReleaseMemObject(b->mem);
+        free(b);
+        b = next;
+    }
+}
+
 db_status db_buffer_init(db_buffer *buf, db_context *ctx, const char *name, size_t bytes)
 {
     memset(buf, 0, sizeof *buf);
@@ -122,32 +207,39 @@ void db_buffer_release(db_buffer *buf, db_context *ctx)
 {
     for (int r = 0; r < DB_ROLE_COUNT; r++) {
         release_event(&buf->rep[r].ready);
-        if (buf->rep[r].mem)
-            clReleaseMemObject(buf->rep[r].mem);
+        /* A replica aliasing the host block stays with the block. */
+        if (buf->rep[r].mem && buf->rep[r].mem != buf->host->alias[r])
+            db_device_free(buf->rep[r].dev, buf->rep[r].mem);
     }
     release_event(&buf->host_ready);
     host_free(ctx, buf->host);
     memset(buf, 0, sizeof *buf);
 }
 
+static bool aliases_host(const db_buffer *buf, const db_device *dev);
+
 cl_mem db_buffer_mem(db_buffer *buf, db_device *dev)
 {
     int r = dev->role;
     if (buf->rep[r].mem)
         return buf->rep[r].mem;
-    cl_int err;
     cl_mem m;
-    if (dev->info.host_unified && ((uintptr_t)buf->host->ptr % dev->mem_align) == 0)
-        m = clCreateBuffer(dev->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, buf->bytes,
-                           buf->host->ptr, &err);
-    else
-        m = clCreateBuffer(dev->context, CL_MEM_READ_WRITE, buf->bytes, NULL, &err);
-    if (err != CL_SUCCESS) {
-        db_fail(DB_ERR_CL, "allocating %s (%zu bytes) on %s device '%s' failed with %s%s", buf->name,
-                buf->bytes, db_role_name(dev->role), dev->info.name, db_cl_error_name(err),
-                err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES
-                    ? " (the image is too large for this device's memory)" : "");
-        return NULL;
+    if (aliases_host(buf, dev)) {
+        if (!buf->host->alias[r]) {
+            cl_int err;
+            buf->host->alias[r] = clCreateBuffer(dev->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
+                                                 buf->host->bytes, buf->host->ptr, &err);
+            if (err != CL_SUCCESS) {
+                buf->host->alias[r] = NULL;
+                db_cl_check(err, "wrapping host memory", dev);
+                return NULL;
+            }
+        }
+        m = buf->host->alias[r];
+    } else {
+        m = db_device_alloc(dev, buf->bytes, buf->name);
+        if (!m)
+            return NULL;
     }
     buf->rep[r].mem = m;
     buf->rep[r].dev = dev;

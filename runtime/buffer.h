@@ -29,6 +29,7 @@ typedef struct db_host_block {
     void *ptr;
     cl_mem pinned;           /* the ALLOC_HOST_PTR buffer backing ptr, or NULL */
     db_device *pinned_dev;   /* the device whose queue mapped it */
+    cl_mem alias[DB_ROLE_COUNT]; /* USE_HOST_PTR wrappers of ptr, kept with the block */
 } db_host_block;
 
 /* One data item of one run. */
@@ -72,5 +73,16 @@ db_status db_event_bridge(db_device *dev, cl_event ev, cl_event *out);
 
 /* Frees every pooled host block of `ctx`. */
 void db_host_pool_drain(db_context *ctx);
+
+/* Device memory of `bytes` bytes on `dev`, recycled through the device's pool:
+** allocating a page's buffers on a GPU costs more than processing it. On
+** failure returns NULL with an error message. */
+cl_mem db_device_alloc(db_device *dev, size_t bytes, const char *what);
+
+/* Returns memory from db_device_alloc to the device's pool. */
+void db_device_free(db_device *dev, cl_mem mem);
+
+/* Releases every pooled buffer of `dev`. */
+void db_device_pool_drain(db_device *dev);
 
 #endif

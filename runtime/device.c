@@ -256,6 +256,7 @@ static void release_device(db_device *dev)
     if (!dev)
         return;
     db_program_release_all(dev);
+    db_device_pool_drain(dev);
     clReleaseCommandQueue(dev->transfer);
     clReleaseCommandQueue(dev->compute);
     clReleaseContext(dev->context);

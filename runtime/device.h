@@ -56,6 +56,8 @@ typedef struct db_device {
     size_t max_group;          /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
     cl_ulong local_mem;        /* CL_DEVICE_LOCAL_MEM_SIZE */
     db_program *programs;      /* built programs, a linked list (few per device) */
+    struct db_device_block *pool; /* free device buffers (buffer.c) */
+    int pool_size;
 } db_device;
 
 /* All devices of the machine and the roles bound to them. */

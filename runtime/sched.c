@@ -53,16 +53,11 @@ cl_mem db_stage_scratch(db_stage_run *run, size_t bytes)
         db_fail(DB_ERR_USAGE, "stage %s uses too many scratch buffers", run->stage->name);
         return NULL;
     }
-    cl_int err;
-    cl_mem m = clCreateBuffer(run->dev->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);
-    if (err != CL_SUCCESS) {
-        db_fail(DB_ERR_CL, "stage %s: allocating %zu bytes on %s device '%s' failed with %s%s",
-                run->stage->name, bytes, db_role_name(run->dev->role), run->dev->info.name,
-                db_cl_error_name(err),
-                err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES
-                    ? " (the image is too large for this device's memory)" : "");
+    char what[64];
+    snprintf(what, sizeof what, "scratch memory of stage %s", run->stage->name);
+    cl_mem m = db_device_alloc(run->dev, bytes, what);
+    if (!m)
         return NULL;
-    }
     run->scratch[run->n_scratch++] = m;
     return m;
 }
@@ -185,7 +180,7 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
     if (algo->items[algo->input].shape == DB_ITEM_INPUT && in->channels != 1 && in->channels != 3)
         return db_fail(DB_ERR_FORMAT, "%s needs a gray or RGB image, not %d channels", algo->name, in->channels);
 
-    uint64_t t0 = db_now_ns();
+    uint64_t t0 = db_now_ns(), wall = 0;
     db_buffer items[DB_MAX_ITEMS];
     memset(items, 0, sizeof items);
     db_stage_run runs[DB_MAX_STAGES];
@@ -268,28 +263,27 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
         memcpy(img->data, items[algo->output].host->ptr, (size_t)in->width * (size_t)in->height);
         *out = img;
     }
-    if (prof) {
-        db_profile_resolve(prof);
-        db_profile_end_run(prof, db_now_ns() - t0);
-    }
+    wall = db_now_ns() - t0;
 
 done:
-    if (st != DB_OK) {
-        /* Let everything already enqueued finish before its buffers go away. */
-        for (int r = 0; r < DB_ROLE_COUNT; r++)
-            if (ctx->role[r]) {
-                clFinish(ctx->role[r]->compute);
-                clFinish(ctx->role[r]->transfer);
-            }
-        if (prof)
-            db_profile_resolve(prof);
+    /* Everything enqueued must finish before its buffers return to the pools,
+    ** including work the result did not wait for. */
+    for (int r = 0; r < DB_ROLE_COUNT; r++)
+        if (ctx->role[r]) {
+            clFinish(ctx->role[r]->compute);
+            clFinish(ctx->role[r]->transfer);
+        }
+    if (prof) {
+        db_profile_resolve(prof);
+        if (st == DB_OK)
+            db_profile_end_run(prof, wall);
     }
     if (result)
         clReleaseEvent(result);
     for (int s = 0; s < algo->n_stages; s++) {
         release_run(&runs[s]);
         for (int i = 0; i < runs[s].n_scratch; i++)
-            clReleaseMemObject(runs[s].scratch[i]);
+            db_device_free(runs[s].dev, runs[s].scratch[i]);
     }
     for (int i = 0; i < n_items; i++)
         db_buffer_release(&items[i], ctx);
