@@ -169,8 +169,9 @@ THRESHOLD_IMPLS(wolf, WOLF)
 
 #define LOCAL_ALGO(id, title, window_def, k_def, k_doc, threshold_doc)                                           \
     static const db_param id##_params[] = {                                                                      \
-        {"window", DB_PARAM_ODD_INT, window_def, 3, WINDOW_MAX, "odd window side w (w x w, clipped at borders)"}, \
-        {"k", DB_PARAM_REAL, k_def, -10, 10, k_doc},                                                              \
+        {.name = "window", .kind = DB_PARAM_ODD_INT, .def = window_def, .min = 3, .max = WINDOW_MAX,           \
+         .doc = "odd window side w (w x w, clipped at borders)"},                                                 \
+        {.name = "k", .kind = DB_PARAM_REAL, .def = k_def, .min = -10, .max = 10, .doc = k_doc},                  \
     };                                                                                                           \
     static const db_stage id##_stages[] = {                                                                      \
         {"gray", "colour to gray (BT.601 or --gray qt)", {IMAGE}, 1, {GRAY}, 1, {db_gray_cpu, db_gray_gpu}},      \

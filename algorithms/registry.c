@@ -63,13 +63,22 @@ void db_algo_print(const db_algo *algo, FILE *f)
         fprintf(f, "  parameters (--param name=value):\n");
         for (int i = 0; i < algo->n_params; i++) {
             const db_param *p = &algo->params[i];
-            fprintf(f, "    %-8s default %-6g range [%g, %g]%s  %s\n", p->name, p->def, p->min, p->max,
+            if (p->choices) {
+                fprintf(f, "    %-10s default %-6g one of", p->name, p->def);
+                for (int c = 0; c < p->n_choices; c++)
+                    fprintf(f, "%s%g", c ? ", " : " ", p->choices[c]);
+                fprintf(f, "  %s\n", p->doc);
+                continue;
+            }
+            fprintf(f, "    %-10s default %-6g range [%g, %g]%s  %s\n", p->name, p->def, p->min, p->max,
                     p->kind == DB_PARAM_ODD_INT ? ", odd integer" : p->kind == DB_PARAM_INT ? ", integer" : "",
                     p->doc);
         }
     } else {
         fprintf(f, "  parameters: none\n");
     }
+    for (int i = 0; i < algo->n_report_fields; i++)
+        fprintf(f, "  reports: %s\n", algo->report_fields[i].name);
     if (algo->n_variants) {
         fprintf(f, "  variants of stage %s (--variant):", algo->variant_stage);
         for (int i = 0; i < algo->n_variants; i++)

@@ -86,6 +86,16 @@ db_status db_stage_args(db_stage_run *run, cl_kernel k, int n, ...)
     return DB_OK;
 }
 
+db_status db_stage_read(db_stage_run *run, cl_mem mem, size_t offset, size_t bytes, void *dst)
+{
+    cl_uint nw = run->launched ? 0 : run->n_wait;
+    cl_int err = clEnqueueReadBuffer(run->dev->compute, mem, CL_TRUE, offset, bytes, dst, nw,
+                                     nw ? run->wait : NULL, NULL);
+    char what[96];
+    snprintf(what, sizeof what, "stage %s: reading back its state", run->stage->name);
+    return db_cl_check(err, what, run->dev);
+}
+
 db_status db_stage_launch(db_stage_run *run, cl_kernel k, int dims, const size_t *global,
                           const size_t *local)
 {
@@ -115,7 +125,7 @@ db_status db_stage_launch(db_stage_run *run, cl_kernel k, int dims, const size_t
     return DB_OK;
 }
 
-static size_t item_bytes(const db_item *item, const db_image *in)
+static size_t item_bytes(const db_item *item, const db_job *job, const db_image *in)
 {
     size_t px = (size_t)in->width * (size_t)in->height;
     switch (item->shape) {
@@ -125,6 +135,8 @@ static size_t item_bytes(const db_item *item, const db_image *in)
         return px * item->elem_size;
     case DB_ITEM_FIXED:
         return item->elem_size;
+    case DB_ITEM_COMPUTED:
+        return item->size(job, in->width, in->height);
     }
     return 0;
 }
@@ -169,7 +181,7 @@ static cl_int event_status(cl_event ev)
 }
 
 db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
-                 const db_image *in, db_image **out, db_profile *prof)
+                 const db_image *in, db_image **out, db_report *report, db_profile *prof)
 {
     *out = NULL;
     db_status st = check_map(ctx, algo, map);
@@ -185,12 +197,12 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
     memset(items, 0, sizeof items);
     db_stage_run runs[DB_MAX_STAGES];
     memset(runs, 0, sizeof runs);
-    cl_event result = NULL;
+    cl_event result = NULL, report_ready = NULL;
     int n_items = 0;
 
     for (; n_items < algo->n_items; n_items++) {
         st = db_buffer_init(&items[n_items], ctx, algo->items[n_items].name,
-                            item_bytes(&algo->items[n_items], in));
+                            item_bytes(&algo->items[n_items], job, in));
         if (st != DB_OK)
             goto done;
     }
@@ -240,11 +252,20 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
     st = db_buffer_fetch_host(&items[algo->output], prof, &result);
     if (st != DB_OK)
         goto done;
+    if (report && algo->report_fields) {
+        st = db_buffer_fetch_host(&items[algo->report_item], prof, &report_ready);
+        if (st != DB_OK)
+            goto done;
+    }
     for (int r = 0; r < DB_ROLE_COUNT; r++)
         if (ctx->role[r]) {
             clFlush(ctx->role[r]->transfer);
             clFlush(ctx->role[r]->compute);
         }
+    if (report_ready && clWaitForEvents(1, &report_ready) != CL_SUCCESS) {
+        st = db_fail(DB_ERR_CL, "running %s failed on the device while making its report", algo->name);
+        goto done;
+    }
     if (result) {
         cl_int err = clWaitForEvents(1, &result);
         if (err != CL_SUCCESS || event_status(result) < 0) {
@@ -263,6 +284,13 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
         memcpy(img->data, items[algo->output].host->ptr, (size_t)in->width * (size_t)in->height);
         *out = img;
     }
+    if (report) {
+        report->n = algo->report_fields ? algo->n_report_fields : 0;
+        report->fields = algo->report_fields;
+        const int32_t *values = algo->report_fields ? items[algo->report_item].host->ptr : NULL;
+        for (int i = 0; i < report->n; i++)
+            report->values[i] = values[algo->report_fields[i].index];
+    }
     wall = db_now_ns() - t0;
 
 done:
@@ -280,6 +308,8 @@ done:
     }
     if (result)
         clReleaseEvent(result);
+    if (report_ready)
+        clReleaseEvent(report_ready);
     for (int s = 0; s < algo->n_stages; s++) {
         release_run(&runs[s]);
         for (int i = 0; i < runs[s].n_scratch; i++)
@@ -306,6 +336,18 @@ static db_status check_value(const db_algo *algo, const db_param *p, double v)
                        algo->name, p->name, v, p->min, p->max);
     if (p->kind != DB_PARAM_REAL && v != floor(v))
         return db_fail(DB_ERR_USAGE, "%s: parameter %s=%g must be an integer", algo->name, p->name, v);
+    if (p->choices) {
+        char list[128] = "";
+        int ok = 0;
+        for (int i = 0; i < p->n_choices; i++) {
+            ok |= v == p->choices[i];
+            size_t len = strlen(list);
+            snprintf(list + len, sizeof list - len, "%s%g", i ? ", " : "", p->choices[i]);
+        }
+        if (!ok)
+            return db_fail(DB_ERR_USAGE, "%s: parameter %s=%g is not allowed; give one of %s", algo->name,
+                           p->name, v, list);
+    }
     if (p->kind == DB_PARAM_ODD_INT && fmod(v, 2.0) == 0.0)
         return db_fail(DB_ERR_USAGE, "%s: parameter %s=%g must be odd (a centred window); use %g or %g",
                        algo->name, p->name, v, v - 1, v + 1);

@@ -15,9 +15,10 @@
 #include "runtime/stage.h"
 
 /* Runs `algo` on `in` with `map` and `job`; on success `*out` is a new 1-channel
-** image of the output item. `prof` (may be NULL) receives every command's times. */
+** image of the output item. `report` (may be NULL) receives the algorithm's
+** report figures; `prof` (may be NULL) receives every command's times. */
 db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
-                 const db_image *in, db_image **out, db_profile *prof);
+                 const db_image *in, db_image **out, db_report *report, db_profile *prof);
 
 /* Fills `job` with the algorithm's default parameters, variant 0 and BT.601 gray. */
 void db_job_defaults(const db_algo *algo, db_job *job);

@@ -23,10 +23,13 @@
 
 /* How a data item's size follows from the input image. */
 typedef enum db_item_shape {
-    DB_ITEM_INPUT,  /* the decoded input image: width*height*channels bytes */
-    DB_ITEM_PIXELS, /* `elem_size` bytes per pixel */
-    DB_ITEM_FIXED   /* `elem_size` bytes, whatever the image */
+    DB_ITEM_INPUT,   /* the decoded input image: width*height*channels bytes */
+    DB_ITEM_PIXELS,  /* `elem_size` bytes per pixel */
+    DB_ITEM_FIXED,   /* `elem_size` bytes, whatever the image */
+    DB_ITEM_COMPUTED /* `size(job, width, height)` bytes, e.g. per block */
 } db_item_shape;
+
+struct db_job;
 
 /* A data item of an algorithm: produced by one stage (or the input), read by others. */
 typedef struct db_item {
@@ -34,6 +37,7 @@ typedef struct db_item {
     db_item_shape shape;
     size_t elem_size;
     const char *doc;
+    size_t (*size)(const struct db_job *job, int width, int height); /* DB_ITEM_COMPUTED */
 } db_item;
 
 /* Constraints on a parameter's value. */
@@ -49,7 +53,26 @@ typedef struct db_param {
     db_param_kind kind;
     double def, min, max;
     const char *doc;
+    const double *choices; /* when not NULL, the only values allowed */
+    int n_choices;
 } db_param;
+
+#define DB_MAX_REPORT 8
+
+/* A figure a run reports besides its image, read from the algorithm's report
+** item (an array of int32): e.g. the iterations a loop inside a stage took. */
+typedef struct db_report_field {
+    const char *name;
+    int index;            /* into the report item's int32 values */
+    const char *if_zero;  /* a warning to print when the value is 0, or NULL */
+} db_report_field;
+
+/* The report of one run: the algorithm's fields and their values. */
+typedef struct db_report {
+    int n;
+    const db_report_field *fields;
+    int64_t values[DB_MAX_REPORT];
+} db_report;
 
 typedef struct db_stage_run db_stage_run;
 
@@ -84,6 +107,9 @@ typedef struct db_algo {
     const char *const *variants; /* names of `--variant` choices; NULL if none */
     int n_variants;
     const char *variant_stage;   /* the stage the variants apply to */
+    const db_report_field *report_fields; /* figures of the report item; NULL if none */
+    int n_report_fields;
+    int report_item;             /* the item holding them (when report_fields is set) */
 } db_algo;
 
 /* Everything an invocation needs besides the image: parameter values (in the
@@ -126,6 +152,11 @@ cl_kernel db_stage_kernel(db_stage_run *run, const char *source, const char *nam
 
 /* Sets a kernel's arguments: `n` pairs of (size, pointer), as clSetKernelArg takes them. */
 db_status db_stage_args(db_stage_run *run, cl_kernel k, int n, ...);
+
+/* Reads `bytes` of `mem` at `offset` into `dst`, waiting for the stage's work so
+** far. For stages whose loop count depends on the data (a convergence flag);
+** it blocks the scheduling thread, so read a few bytes, rarely. */
+db_status db_stage_read(db_stage_run *run, cl_mem mem, size_t offset, size_t bytes, void *dst);
 
 /* Enqueues `k` on the stage's compute queue over `global` (rounded up to a
 ** multiple of `local` when `local` is given; kernels check their bounds). The

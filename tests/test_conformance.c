@@ -58,7 +58,7 @@ int main(int argc, char **argv)
                 char m[64];
                 db_map_format(&map, m, sizeof m);
                 db_image *out = NULL;
-                db_status st = db_run(ctx, algo, &map, &job, page, &out, NULL);
+                db_status st = db_run(ctx, algo, &map, &job, page, &out, NULL, NULL);
                 CHECK(st == DB_OK, "%s map %s: %s", algo->name, m, db_error_message());
                 if (st != DB_OK)
                     continue;

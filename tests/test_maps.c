@@ -92,7 +92,7 @@ static void check_all_maps(db_context *ctx, const db_algo *algo, const db_image 
             char m[64];
             db_map_format(&map, m, sizeof m);
             db_image *out = NULL;
-            db_status st = db_run(ctx, algo, &map, &job, img, &out, NULL);
+            db_status st = db_run(ctx, algo, &map, &job, img, &out, NULL, NULL);
             runs++;
             CHECK(st == DB_OK, "%s %s map %s variant %d: %s", algo->name, what, m, v, db_error_message());
             if (st != DB_OK)

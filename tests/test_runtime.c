@@ -196,7 +196,7 @@ static db_image *run_once(const char *what, db_image *page)
     db_map map;
     db_map_parse(algo, "gpu,cpu,gpu", &map);
     db_image *out = NULL;
-    db_status st = db_run(ctx, algo, &map, &job, page, &out, NULL);
+    db_status st = db_run(ctx, algo, &map, &job, page, &out, NULL, NULL);
     CHECK(st == DB_OK, "%s: %s", what, db_error_message());
     db_context_close(ctx);
     return out;
@@ -242,7 +242,7 @@ static void test_build_failure(const char *tmp)
     db_map map;
     db_map_parse(algo, "cpu", &map);
     db_image *page = db_sample_page(40, 30, 3), *out = NULL;
-    db_status st = db_run(ctx, algo, &map, &job, page, &out, NULL);
+    db_status st = db_run(ctx, algo, &map, &job, page, &out, NULL, NULL);
     CHECK(st == DB_ERR_CL, "a broken kernel built (status %d)", st);
     CHECK(strstr(db_error_message(), "build log") && strstr(db_error_message(), "undeclared_thing"),
           "the build log is missing from: %s", db_error_message());
@@ -251,7 +251,7 @@ static void test_build_failure(const char *tmp)
     unlink(path);
     db_context_close(ctx);
     ctx = test_open_context();
-    st = db_run(ctx, algo, &map, &job, page, &out, NULL);
+    st = db_run(ctx, algo, &map, &job, page, &out, NULL, NULL);
     CHECK(st == DB_ERR_IO && strstr(db_error_message(), "gray.cl"), "missing kernel file: %s", db_error_message());
     unsetenv("DOCBIN_KERNEL_DIR");
     db_image_free(page);

@@ -263,10 +263,11 @@ int main(int argc, char **argv)
     }
     db_profile *prof = profile || trace ? db_profile_new() : NULL;
     db_image *out = NULL;
-    st = db_run(ctx, algo, &map, &job, in, &out, prof);
+    db_report report = {0};
+    st = db_run(ctx, algo, &map, &job, in, &out, &report, prof);
     for (int i = 1; i < repeat && st == DB_OK; i++) {
         db_image_free(out);
-        st = db_run(ctx, algo, &map, &job, in, &out, prof);
+        st = db_run(ctx, algo, &map, &job, in, &out, &report, prof);
     }
     if (st == DB_OK) {
         /* A .pgm holds 8-bit gray by definition; --depth chooses for .png and .pnm. */
@@ -274,12 +275,17 @@ int main(int argc, char **argv)
         st = db_image_write(out, output, DB_FILE_AUTO, dot && !strcasecmp(dot, ".pgm") ? 8 : depth);
     }
     int code = st == DB_OK ? EXIT_OK : fail(st);
+    for (int i = 0; st == DB_OK && i < report.n; i++)
+        if (report.fields[i].if_zero && report.values[i] == 0)
+            fprintf(stderr, "docbin-run: warning: %s: %s\n", input ? input : "sample page", report.fields[i].if_zero);
     if (st == DB_OK && prof) {
         if (profile) {
             char m[64];
             db_map_format(&map, m, sizeof m);
             fprintf(stderr, "%s %dx%d, map %s\n", algo->name, in->width, in->height, m);
             db_profile_print(prof, stderr);
+            for (int i = 0; i < report.n; i++)
+                fprintf(stderr, "%s: %lld\n", report.fields[i].name, (long long)report.values[i]);
         }
         if (trace && (st = db_profile_write_trace(prof, trace)) != DB_OK)
             code = fail(st);
