@@ -29,5 +29,6 @@ extern const db_algo db_algo_niblack;
 extern const db_algo db_algo_sauvola;
 extern const db_algo db_algo_nick;
 extern const db_algo db_algo_wolf;
+extern const db_algo db_algo_hbk;
 
 #endif

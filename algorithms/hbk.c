@@ -1,0 +1,180 @@
+/*
+** hbk.c — HBK (Soua, Kachouri, Akil): k-means hybrid binarization of colour pages.
+** kmeans → label. `kmeans` runs the whole global loop: every outer iteration
+** is a local k-means per block from the global centroids and a global update;
+** the loop stays on the device, which only reports a convergence flag now and
+** then. Spec and decisions: specs/hbk.md.
+*/
+#include "algorithms/algorithms.h"
+
+enum { IMAGE, CENTROIDS, STATE, BINARY, N_ITEMS };
+enum { P_BLOCK, P_LOCAL_MAX, P_GLOBAL_MAX };
+
+/* Layout of the state item (int32), shared with cl/hbk.cl. */
+enum { STATE_CONVERGED = 6, STATE_ITERATIONS = 7, STATE_INTS = 8 };
+
+static int block_of(const db_job *job)
+{
+    return (int)job->params[P_BLOCK];
+}
+
+static size_t n_blocks(const db_job *job, int width, int height)
+{
+    size_t b = (size_t)block_of(job);
+    return ((size_t)width + b - 1) / b * (((size_t)height + b - 1) / b);
+}
+
+static size_t centroids_size(const db_job *job, int width, int height)
+{
+    return n_blocks(job, width, height) * 6 * sizeof(cl_int);
+}
+
+static const db_item items[N_ITEMS] = {
+    [IMAGE] = {"image", DB_ITEM_INPUT, 1, "the decoded input, RGB (gray is taken as R = G = B)", NULL},
+    [CENTROIDS] = {"centroids", DB_ITEM_COMPUTED, 0, "final local centroids of every block (Q8)", centroids_size},
+    [STATE] = {"state", DB_ITEM_FIXED, STATE_INTS * sizeof(cl_int),
+               "global centroids (Q8), convergence flag, outer iterations", NULL},
+    [BINARY] = {"binary", DB_ITEM_PIXELS, 1, "0 = ink, 255 = background", NULL},
+};
+
+/* Work-group size of the GPU kernel: the block's pixels, at most 256 work-items
+** holding at most 4 pixels each (cl/hbk.cl's MAX_GROUP and MAX_PER_ITEM). */
+static size_t group_size(const db_job *job)
+{
+    size_t px = (size_t)block_of(job) * (size_t)block_of(job);
+    return px < 256 ? px : 256;
+}
+
+/* Runs the global loop. Iterations are enqueued in growing rounds and the flag
+** read after each: kernels of iterations past convergence return at once. */
+static db_status kmeans_impl(db_stage_run *run, int gpu)
+{
+    const db_job *job = db_stage_job(run);
+    cl_int w = db_stage_width(run), h = db_stage_height(run), channels = db_stage_channels(run);
+    cl_int block = block_of(job), local_max = (cl_int)job->params[P_LOCAL_MAX];
+    cl_int global_max = (cl_int)job->params[P_GLOBAL_MAX];
+    cl_int blocks = (cl_int)n_blocks(job, w, h);
+    size_t lsize = group_size(job);
+    if (gpu && db_stage_device(run)->max_group < lsize)
+        gpu = 0; /* the per-block kernel needs lsize work-items; the serial one gives the same result */
+    cl_mem img = db_stage_in(run, 0), mu = db_stage_out(run, 0), state = db_stage_out(run, 1);
+    cl_mem acc = db_stage_scratch(run, (size_t)blocks * 8 * sizeof(cl_uint));
+    cl_kernel init = db_stage_kernel(run, "hbk.cl", "hbk_init");
+    cl_kernel local = db_stage_kernel(run, "hbk.cl", gpu ? "hbk_local_groups" : "hbk_local_serial");
+    cl_kernel global = db_stage_kernel(run, "hbk.cl", "hbk_global");
+    if (!acc || !init || !local || !global)
+        return db_error_status();
+    db_status st = db_stage_args(run, init, 1, sizeof state, &state);
+    if (st == DB_OK)
+        st = db_stage_args(run, local, 10, sizeof img, &img, sizeof w, &w, sizeof h, &h, sizeof channels, &channels,
+                           sizeof block, &block, sizeof local_max, &local_max, sizeof global_max, &global_max,
+                           sizeof state, &state, sizeof mu, &mu, sizeof acc, &acc);
+    if (st == DB_OK)
+        st = db_stage_args(run, global, 4, sizeof acc, &acc, sizeof blocks, &blocks, sizeof global_max, &global_max,
+                           sizeof state, &state);
+    if (st != DB_OK)
+        return st;
+    const size_t one = 1;
+    if ((st = db_stage_launch(run, init, 1, &one, NULL)) != DB_OK)
+        return st;
+    size_t bcols = ((size_t)w + block - 1) / block, brows = ((size_t)h + block - 1) / block;
+    const size_t group_global[2] = {bcols * lsize, brows}, group_local[2] = {lsize, 1};
+    const size_t serial_global = (size_t)blocks;
+    const size_t reduce = gpu ? 256 : 16;
+    int enqueued = 0, round = 2;
+    while (enqueued < global_max) {
+        for (int i = 0; i < round && enqueued < global_max; i++, enqueued++) {
+            st = gpu ? db_stage_launch(run, local, 2, group_global, group_local)
+                     : db_stage_launch(run, local, 1, &serial_global, NULL);
+            if (st == DB_OK)
+                st = db_stage_launch(run, global, 1, &reduce, &reduce);
+            if (st != DB_OK)
+                return st;
+        }
+        cl_int converged = 0;
+        if ((st = db_stage_read(run, state, STATE_CONVERGED * sizeof(cl_int), sizeof converged, &converged)) != DB_OK)
+            return st;
+        if (converged)
+            break;
+        round *= 2;
+    }
+    return DB_OK;
+}
+
+static db_status kmeans_cpu(db_stage_run *run)
+{
+    return kmeans_impl(run, 0);
+}
+
+static db_status kmeans_gpu(db_stage_run *run)
+{
+    return kmeans_impl(run, 1);
+}
+
+static db_status label_impl(db_stage_run *run, const size_t *local)
+{
+    cl_kernel k = db_stage_kernel(run, "hbk.cl", "hbk_label_pixels");
+    if (!k)
+        return db_error_status();
+    cl_int w = db_stage_width(run), h = db_stage_height(run), channels = db_stage_channels(run);
+    cl_int block = block_of(db_stage_job(run));
+    cl_mem img = db_stage_in(run, 0), mu = db_stage_in(run, 1), out = db_stage_out(run, 0);
+    db_status st = db_stage_args(run, k, 7, sizeof img, &img, sizeof w, &w, sizeof h, &h, sizeof channels, &channels,
+                                 sizeof block, &block, sizeof mu, &mu, sizeof out, &out);
+    if (st != DB_OK)
+        return st;
+    const size_t global[2] = {(size_t)w, (size_t)h};
+    return db_stage_launch(run, k, 2, global, local);
+}
+
+static db_status label_cpu(db_stage_run *run)
+{
+    return label_impl(run, NULL);
+}
+
+static db_status label_gpu(db_stage_run *run)
+{
+    const size_t local[2] = {64, 4};
+    return label_impl(run, local);
+}
+
+static const double block_choices[] = {8, 16, 32};
+
+static const db_param params[] = {
+    [P_BLOCK] = {.name = "block", .kind = DB_PARAM_INT, .def = 16, .min = 8, .max = 32,
+                 .doc = "side of the square blocks of the local k-means", .choices = block_choices,
+                 .n_choices = 3},
+    [P_LOCAL_MAX] = {.name = "local-max", .kind = DB_PARAM_INT, .def = 50, .min = 1, .max = 10000,
+                     .doc = "cap on the k-means iterations inside a block"},
+    [P_GLOBAL_MAX] = {.name = "global-max", .kind = DB_PARAM_INT, .def = 100, .min = 1, .max = 10000,
+                      .doc = "cap on the outer iterations (a warning says when it was reached)"},
+};
+
+static const db_stage stages[] = {
+    {"kmeans", "block k-means from the global centroids, repeated until the global centroids converge",
+     {IMAGE}, 1, {CENTROIDS, STATE}, 2, {kmeans_cpu, kmeans_gpu}},
+    {"label", "each pixel to its block's nearest final centroid; ties go to white", {IMAGE, CENTROIDS}, 2,
+     {BINARY}, 1, {label_cpu, label_gpu}},
+};
+
+static const db_report_field report[] = {
+    {"outer_iterations", STATE_ITERATIONS, NULL},
+    {"converged", STATE_CONVERGED,
+     "the global centroids did not converge within global-max outer iterations; the result uses the last one"},
+};
+
+const db_algo db_algo_hbk = {
+    .name = "hbk",
+    .doc = "HBK: two-class k-means in RGB per block with global centroids (colour pages)",
+    .items = items,
+    .n_items = N_ITEMS,
+    .input = IMAGE,
+    .output = BINARY,
+    .stages = stages,
+    .n_stages = 2,
+    .params = params,
+    .n_params = 3,
+    .report_fields = report,
+    .n_report_fields = 2,
+    .report_item = STATE,
+};
