@@ -19,6 +19,7 @@
 #include "runtime/sample.h"
 #include "planner/map.h"
 #include "algorithms/algorithms.h"
+#include "algorithms/metrics.h"
 
 /* The library version, "MAJOR.MINOR.PATCH". */
 const char *db_version(void);
