@@ -1,0 +1,35 @@
+/*
+** reference_hbk.h — a plain-C reference of HBK (specs/hbk.md §§1–2), for the tests.
+**
+** It follows the spec step by step with straightforward loops and shares no
+** code with the library, so that a disagreement points at one of the two.
+** Everything is integer: the result does not depend on the compiler or on
+** the order of any loop.
+*/
+#ifndef DB_TESTS_REFERENCE_HBK_H
+#define DB_TESTS_REFERENCE_HBK_H
+
+#include <stdint.h>
+
+/* The caps of specs/hbk.md §2 (L_max, G_max), the defaults of ref_hbk. */
+enum { REF_HBK_LOCAL_MAX = 50, REF_HBK_GLOBAL_MAX = 100 };
+
+/* Runs HBK on packed rows (width*channels bytes per row, channels 1 or 3;
+** gray is read as R = G = B) with B×B blocks, block 8, 16 or 32.
+** out (width*height bytes): 0 = ink, 255 = background.
+** Returns the number of outer iterations run (1..REF_HBK_GLOBAL_MAX);
+** *converged (may be NULL) is 1 if some outer iteration found G' = G, that
+** iteration included, and 0 if the cap stopped the loop.
+** Returns -1 and leaves out untouched on a bad argument (sizes < 1, another
+** channel count or block size) or when memory runs out. */
+int ref_hbk(const uint8_t *pixels, int width, int height, int channels, int block, uint8_t *out,
+            int *converged);
+
+/* ref_hbk with the caps as arguments (each >= 1, else -1), so that tests can
+** reach the cap paths — the extra assignment after local_max local
+** iterations, the unconverged result after global_max outer ones — on small
+** images, as the library's local-max and global-max parameters do. */
+int ref_hbk_caps(const uint8_t *pixels, int width, int height, int channels, int block,
+                 int local_max, int global_max, uint8_t *out, int *converged);
+
+#endif

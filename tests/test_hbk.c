@@ -1,0 +1,111 @@
+/*
+** test_hbk.c — HBK on every map and block size gives exactly the image and the
+** outer-iteration count of the plain-C reference (tests/reference_hbk.c), on
+** noise, document-like and degenerate pages (single block, partial blocks,
+** one-colour blocks, all white, all black, 1x1, gray input), and the cap path
+** (global-max reached: same image, converged = 0 and a report that says so).
+*/
+#include <string.h>
+#include "tests/reference_hbk.h"
+#include "tests/testutil.h"
+
+static uint32_t rng = 777;
+
+static uint32_t next_random(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    return rng;
+}
+
+typedef enum pattern { NOISE, DOCUMENT, WHITE, BLACK, TWO_TONE, N_PATTERNS } pattern;
+static const char *const pattern_names[N_PATTERNS] = {"noise", "document", "white", "black", "two-tone"};
+
+static db_image *make_image(int w, int h, int channels, pattern p)
+{
+    db_image *img = db_image_new(w, h, channels);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int ink = (x / 3 + y / 4) % 6 == 0 || (x * 5 + y * 7) % 29 < 2;
+            for (int c = 0; c < channels; c++) {
+                int v;
+                switch (p) {
+                case NOISE: v = (int)(next_random() % 256); break;
+                case DOCUMENT:
+                    v = ink ? 30 + c * 20 + (int)(next_random() % 30)
+                            : 215 - (x + y) * 50 / (w + h) - c * 15 + (int)(next_random() % 13);
+                    break;
+                case WHITE: v = 255; break;
+                case BLACK: v = 0; break;
+                default: v = (x / 8 + y / 8) % 2 ? 60 + c * 10 : 190; break;
+                }
+                img->data[(size_t)y * img->stride + (size_t)x * channels + c] = (uint8_t)v;
+            }
+        }
+    return img;
+}
+
+static void check(db_context *ctx, const db_algo *algo, const db_image *img, int block, int global_max,
+                  const char *what)
+{
+    size_t n = (size_t)img->width * img->height;
+    uint8_t *expect = malloc(n);
+    int ref_converged = 0;
+    int ref_iterations = ref_hbk_caps(img->data, img->width, img->height, img->channels, block, 50, global_max, expect,
+                                 &ref_converged);
+    for (int i = 0; i < db_map_count(algo); i++) {
+        db_job job;
+        db_job_defaults(algo, &job);
+        CHECK(db_job_set(algo, &job, "block", block == 8 ? "8" : block == 16 ? "16" : "32") == DB_OK, "block");
+        job.params[2] = global_max;
+        db_map map;
+        db_map_nth(algo, i, &map);
+        char m[32];
+        db_map_format(&map, m, sizeof m);
+        db_image *out = NULL;
+        db_report report = {0};
+        db_status st = db_run(ctx, algo, &map, &job, img, &out, &report, NULL);
+        CHECK(st == DB_OK, "%s map %s: %s", what, m, db_error_message());
+        if (st != DB_OK)
+            continue;
+        size_t d = test_diff(out->data, expect, n);
+        CHECK(d == 0, "%s (%dx%d, block %d) map %s: %zu pixels differ from the reference", what, img->width,
+              img->height, block, m, d);
+        CHECK(report.n == 2 && report.values[0] == ref_iterations && report.values[1] == ref_converged,
+              "%s block %d map %s: %lld outer iterations (converged %lld), the reference %d (converged %d)", what,
+              block, m, (long long)report.values[0], (long long)report.values[1], ref_iterations, ref_converged);
+        db_image_free(out);
+    }
+    free(expect);
+}
+
+int main(void)
+{
+    db_context *ctx = test_open_context();
+    const db_algo *algo = db_algo_find("hbk");
+    static const struct { int w, h; } sizes[] = {{1, 1}, {7, 5}, {16, 16}, {37, 23}, {70, 41}, {33, 65}};
+    static const int blocks[] = {8, 16, 32};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int p = 0; p < N_PATTERNS; p++)
+            for (int channels = 1; channels <= 3; channels += 2) {
+                db_image *img = make_image(sizes[s].w, sizes[s].h, channels, (pattern)p);
+                for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++) {
+                    char what[64];
+                    snprintf(what, sizeof what, "%s/%dch", pattern_names[p], channels);
+                    check(ctx, algo, img, blocks[b], 100, what);
+                }
+                db_image_free(img);
+            }
+    /* The cap: one outer iteration is not enough for a document page. */
+    db_image *img = make_image(70, 41, 3, DOCUMENT);
+    int converged = 1;
+    uint8_t *scratch = malloc((size_t)70 * 41);
+    ref_hbk_caps(img->data, 70, 41, 3, 16, 50, 1, scratch, &converged);
+    free(scratch);
+    CHECK(converged == 0, "the capped case converged in one iteration: it does not test the cap");
+    check(ctx, algo, img, 16, 1, "document/capped");
+    db_image_free(img);
+    db_context_close(ctx);
+    return test_result("hbk");
+}
