@@ -81,6 +81,11 @@ def main():
                   'trace has no stats kernel event')
         except (OSError, ValueError, KeyError) as e:
             check(False, f'trace is not valid Chrome trace JSON: {e}')
+        rc, _, err = run(['--algo', 'hbk', '--map', 'gpu,cpu', '--profile', good, '-o', os.path.join(tmp, 'h.png')])
+        check(rc == 0 and 'outer_iterations' in err and 'converged: 1' in err, f'hbk report missing: {err}')
+        rc, _, err = run(['--algo', 'hbk', '--map', 'cpu', '--param', 'global-max=1', good,
+                          '-o', os.path.join(tmp, 'h1.png')])
+        check(rc == 0 and 'warning' in err and 'global-max' in err, f'hbk cap warning missing: {err}')
         rc, so, _ = run(['--list-algos'])
         check(rc == 0 and 'window' in so and 'global-shared' in so and 'histogram' in so, '--list-algos')
         rc, so, _ = run(['--list-devices'])
@@ -128,6 +133,8 @@ def main():
             'unknown role': ['--algo', 'sauvola', '--map', 'gpu,tpu,cpu', good, '-o', out],
             'missing output': ['--algo', 'otsu', good],
             'unknown option': ['--algo', 'otsu', '--frobnicate'] + base,
+            'block size not allowed': ['--algo', 'hbk', '--param', 'block=12'] + base,
+            'iteration cap of zero': ['--algo', 'hbk', '--param', 'global-max=0'] + base,
         }
         for name, args in usage.items():
             expect_failure(name, args, 2, tmp, out)
