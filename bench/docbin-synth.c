@@ -95,7 +95,8 @@ static int usage_error(const char *fmt, ...)
 static int fail(db_status st)
 {
     fprintf(stderr, "docbin-synth: %s\n", db_error_message());
-    return st == DB_ERR_USAGE || st == DB_ERR_FORMAT ? EXIT_USAGE : EXIT_FILE;
+    /* Impossible sizes come from the arguments here, not from a file. */
+    return st == DB_ERR_FORMAT ? EXIT_USAGE : db_exit_status(st);
 }
 
 /* A whole decimal number in lo..hi, or -1 with *ok cleared. */

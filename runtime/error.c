@@ -40,6 +40,24 @@ void db_error_clear(void)
     last_status = DB_OK;
 }
 
+int db_exit_status(db_status status)
+{
+    switch (status) {
+    case DB_OK:
+        return 0;
+    case DB_ERR_USAGE:
+        return 2;
+    case DB_ERR_DEVICE:
+    case DB_ERR_CL:
+        return 3;
+    case DB_ERR_IO:
+    case DB_ERR_FORMAT:
+    case DB_ERR_NOMEM:
+        return 1;
+    }
+    return 1;
+}
+
 const char *db_cl_error_name(int code)
 {
     switch (code) {

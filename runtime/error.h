@@ -33,6 +33,11 @@ db_status db_error_status(void);
 /* Clears the calling thread's message. */
 void db_error_clear(void);
 
+/* The exit status of every docbin tool for a status: 0 success; 1 a file could
+** not be read or written, or its data is unusable; 2 bad arguments; 3 no device
+** for a role, or an OpenCL failure. One table, so scripts can rely on it. */
+int db_exit_status(db_status status);
+
 /* Short name of an OpenCL error code, e.g. "CL_OUT_OF_RESOURCES". */
 const char *db_cl_error_name(int code);
 

@@ -7,14 +7,14 @@ temporary one) behind. usage: test_cli.py PATH/TO/docbin-run
 """
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
-import zlib
+
+import clitest
+from clitest import check, failures, png_bytes
 
 DOCBIN = sys.argv[1]
-failures = []
 
 
 def run(args, env_extra=None, env_drop=()):
@@ -26,18 +26,6 @@ def run(args, env_extra=None, env_drop=()):
     return p.returncode, p.stdout, p.stderr
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print('FAIL:', what, file=sys.stderr)
-
-
-def png_bytes(w, h, rows, color_type=0, depth=8):
-    def chunk(tag, data):
-        return struct.pack('>I', len(data)) + tag + data + struct.pack('>I', zlib.crc32(tag + data))
-    raw = b''.join(b'\0' + r for r in rows)
-    return (b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, depth, color_type, 0, 0, 0))
-            + chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b''))
 
 
 def expect_failure(name, args, code, tmp, out, env_extra=None, env_drop=()):
@@ -98,10 +86,7 @@ def main():
 
         # Bad files.
         def write(name, data):
-            p = os.path.join(tmp, name)
-            with open(p, 'wb') as f:
-                f.write(data)
-            return p
+            return clitest.write(os.path.join(tmp, name), data)
         data = open(good, 'rb').read()
         bad_files = {
             'truncated PNG': write('trunc.png', data[:len(data) // 2]),

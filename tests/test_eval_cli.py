@@ -9,40 +9,19 @@ The Doxa page checks are skipped when the data directory is absent.
 import json
 import math
 import os
-import struct
 import subprocess
 import sys
 import tempfile
-import zlib
+
+from clitest import check, failures, png_bytes, write
 
 EVAL = sys.argv[1]
 DATA = sys.argv[2] if len(sys.argv) > 2 else ''
-failures = []
 
 
 def run(args):
     p = subprocess.run([EVAL] + args, capture_output=True, text=True, timeout=300)
     return p.returncode, p.stdout, p.stderr
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print('FAIL:', what, file=sys.stderr)
-
-
-def png_bytes(w, h, rows, color_type=0, depth=8):
-    def chunk(tag, data):
-        return struct.pack('>I', len(data)) + tag + data + struct.pack('>I', zlib.crc32(tag + data))
-    raw = b''.join(b'\0' + r for r in rows)
-    return (b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, depth, color_type, 0, 0, 0))
-            + chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b''))
-
-
-def write(path, data):
-    with open(path, 'wb') as f:
-        f.write(data)
-    return path
 
 
 def write_png(path, ink):

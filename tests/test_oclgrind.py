@@ -10,11 +10,11 @@ usage: test_oclgrind.py PATH/TO/docbin-run
 """
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
-import zlib
+
+from clitest import png_bytes, write
 
 DOCBIN = sys.argv[1]
 
@@ -22,13 +22,7 @@ DOCBIN = sys.argv[1]
 def write_png(path, w, h):
     rows = [bytes(((x * 7 + y * 13) % 200 + 20) if (x // 4 + y // 3) % 5 else 30 for x in range(w))
             for y in range(h)]
-
-    def chunk(tag, data):
-        return struct.pack('>I', len(data)) + tag + data + struct.pack('>I', zlib.crc32(tag + data))
-    raw = b''.join(b'\0' + r for r in rows)
-    with open(path, 'wb') as f:
-        f.write(b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, 8, 0, 0, 0, 0))
-                + chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b''))
+    write(path, png_bytes(w, h, rows))
 
 
 def main():

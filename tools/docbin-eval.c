@@ -71,15 +71,10 @@ static const char usage_text[] =
     "differ, weight file with the wrong number of values), or any pair of --gt-dir failed;\n"
     "2 bad arguments.\n";
 
-static int exit_for(db_status st)
-{
-    return st == DB_OK ? EXIT_OK : st == DB_ERR_USAGE ? EXIT_USAGE : EXIT_FILE;
-}
-
 static int fail(db_status st)
 {
     fprintf(stderr, "docbin-eval: %s\n", db_error_message());
-    return exit_for(st);
+    return db_exit_status(st);
 }
 
 static int usage_error(const char *msg)

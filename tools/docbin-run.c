@@ -9,12 +9,10 @@
 #include <strings.h>
 #include "runtime/docbin.h"
 
-/* Exit codes, documented in --help and README.md. */
+/* Exit codes (db_exit_status), documented in --help and README.md. */
 enum exit_code {
     EXIT_OK = 0,
-    EXIT_FILE = 1,   /* an input could not be read or an output written */
-    EXIT_USAGE = 2,  /* bad arguments: options, algorithm, parameter, map */
-    EXIT_DEVICE = 3  /* no device for a role, or an OpenCL failure */
+    EXIT_USAGE = 2   /* bad arguments: options, algorithm, parameter, map */
 };
 
 static const char usage_text[] =
@@ -54,28 +52,10 @@ static const char usage_text[] =
     "2 bad arguments (option, algorithm, parameter, variant, map); 3 no device for a\n"
     "mapped role, or an OpenCL failure. On failure no output file is created.\n";
 
-static int exit_for(db_status st)
-{
-    switch (st) {
-    case DB_OK:
-        return EXIT_OK;
-    case DB_ERR_USAGE:
-        return EXIT_USAGE;
-    case DB_ERR_DEVICE:
-    case DB_ERR_CL:
-        return EXIT_DEVICE;
-    case DB_ERR_IO:
-    case DB_ERR_FORMAT:
-    case DB_ERR_NOMEM:
-        return EXIT_FILE;
-    }
-    return EXIT_FILE;
-}
-
 static int fail(db_status st)
 {
     fprintf(stderr, "docbin-run: %s\n", db_error_message());
-    return exit_for(st);
+    return db_exit_status(st);
 }
 
 static int usage_error(const char *msg)
