@@ -13,10 +13,7 @@ static uint32_t rng = 777;
 
 static uint32_t next_random(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 17;
-    rng ^= rng << 5;
-    return rng;
+    return test_random(&rng);
 }
 
 typedef enum pattern { NOISE, DOCUMENT, WHITE, BLACK, TWO_TONE, N_PATTERNS } pattern;

@@ -40,6 +40,16 @@ static inline db_context *test_open_context(void)
     return ctx;
 }
 
+/* xorshift32: test images that are the same on every machine. */
+static inline uint32_t test_random(uint32_t *state)
+{
+    uint32_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *state = x;
+}
+
 /* Number of differing pixels between two equal-size buffers. */
 static inline size_t test_diff(const uint8_t *a, const uint8_t *b, size_t n)
 {
