@@ -96,6 +96,71 @@ db_status db_stage_read(db_stage_run *run, cl_mem mem, size_t offset, size_t byt
     return db_cl_check(err, what, run->dev);
 }
 
+#define HOST_MAX_MEMS 8
+#define HOST_MAX_ARG 256
+
+/* The argument block of a host stage's native kernel: OpenCL copies it and
+** replaces each mems[i] handle with the buffer's host address before the call. */
+struct host_call {
+    db_host_fn fn;
+    int n_mems;
+    void *mems[HOST_MAX_MEMS];
+    unsigned char arg[HOST_MAX_ARG];
+};
+
+static void CL_CALLBACK host_trampoline(void *args)
+{
+    struct host_call *call = args;
+    call->fn(call->mems, call->arg);
+}
+
+/* Records the completion of a command of the stage: profiling, and the event
+** that later commands and the stage's outputs wait for. */
+static void stage_command_done(db_stage_run *run, cl_event ev, const char *name)
+{
+    db_profile_add(run->prof, ev, DB_REC_KERNEL, run->stage->name, name, run->dev, 0);
+    if (run->last)
+        clReleaseEvent(run->last);
+    run->last = ev;
+    run->launched++;
+}
+
+db_status db_stage_host(db_stage_run *run, const char *name, db_host_fn fn, const void *arg, size_t arg_size,
+                        const cl_mem *mems, int n_mems)
+{
+    cl_device_exec_capabilities caps = 0;
+    clGetDeviceInfo(run->dev->info.id, CL_DEVICE_EXECUTION_CAPABILITIES, sizeof caps, &caps, NULL);
+    if (!(caps & CL_EXEC_NATIVE_KERNEL))
+        return db_fail(DB_ERR_DEVICE, "stage %s runs host code on the %s role, but device '%s' cannot run native "
+                       "kernels; bind the cpu role to a CPU device such as PoCL (--cpu-device portable)",
+                       run->stage->name, db_role_name(run->dev->role), run->dev->info.name);
+    if (n_mems > HOST_MAX_MEMS || arg_size > HOST_MAX_ARG)
+        return db_fail(DB_ERR_USAGE, "stage %s: host code takes at most %d buffers and %d bytes of arguments",
+                       run->stage->name, HOST_MAX_MEMS, HOST_MAX_ARG);
+    struct host_call call;
+    memset(&call, 0, sizeof call);
+    call.fn = fn;
+    call.n_mems = n_mems;
+    const void *locs[HOST_MAX_MEMS];
+    for (int i = 0; i < n_mems; i++) {
+        memcpy(&call.mems[i], &mems[i], sizeof(cl_mem));
+        locs[i] = &call.mems[i];
+    }
+    if (arg_size)
+        memcpy(call.arg, arg, arg_size);
+    cl_event ev;
+    cl_uint nw = run->launched ? 0 : run->n_wait;
+    cl_int err = clEnqueueNativeKernel(run->dev->compute, host_trampoline, &call, sizeof call, (cl_uint)n_mems,
+                                       mems, n_mems ? locs : NULL, nw, nw ? run->wait : NULL, &ev);
+    if (err != CL_SUCCESS) {
+        char what[96];
+        snprintf(what, sizeof what, "stage %s: enqueuing host code %s", run->stage->name, name);
+        return db_cl_check(err, what, run->dev);
+    }
+    stage_command_done(run, ev, name);
+    return DB_OK;
+}
+
 db_status db_stage_launch(db_stage_run *run, cl_kernel k, int dims, const size_t *global,
                           const size_t *local)
 {
@@ -117,11 +182,7 @@ db_status db_stage_launch(db_stage_run *run, cl_kernel k, int dims, const size_t
     }
     char name[64] = "kernel";
     clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
-    db_profile_add(run->prof, ev, DB_REC_KERNEL, run->stage->name, name, run->dev, 0);
-    if (run->last)
-        clReleaseEvent(run->last);
-    run->last = ev;
-    run->launched++;
+    stage_command_done(run, ev, name);
     return DB_OK;
 }
 

@@ -158,6 +158,18 @@ db_status db_stage_args(db_stage_run *run, cl_kernel k, int n, ...);
 ** it blocks the scheduling thread, so read a few bytes, rarely. */
 db_status db_stage_read(db_stage_run *run, cl_mem mem, size_t offset, size_t bytes, void *dst);
 
+/* Host code of a stage: runs with ptrs[i] = the host address of the i-th buffer
+** given to db_stage_host and `arg` = a copy of the bytes given there. */
+typedef void (*db_host_fn)(void *const *ptrs, const void *arg);
+
+/* Enqueues host code on the stage's device, for sequential algorithms where C
+** on the CPU is the right tool (a max-flow, a threshold array). It runs in
+** queue order like a kernel, on the cpu role's OpenCL device (as a native
+** kernel: the device must be a CPU device that runs them, such as PoCL), on
+** the buffers' own memory. `arg` (arg_size bytes, at most 256) is copied. */
+db_status db_stage_host(db_stage_run *run, const char *name, db_host_fn fn, const void *arg, size_t arg_size,
+                        const cl_mem *mems, int n_mems);
+
 /* Enqueues `k` on the stage's compute queue over `global` (rounded up to a
 ** multiple of `local` when `local` is given; kernels check their bounds). The
 ** first launch of a stage waits for its inputs; the rest follow in queue order.

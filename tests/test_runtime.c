@@ -258,6 +258,72 @@ static void test_build_failure(const char *tmp)
     db_context_close(ctx);
 }
 
+/* A one-stage algorithm whose only implementation is host code on the cpu role. */
+struct invert_arg {
+    size_t n;
+};
+
+static void invert_host(void *const *ptrs, const void *arg)
+{
+    const struct invert_arg *a = arg;
+    const uint8_t *in = ptrs[0];
+    uint8_t *out = ptrs[1];
+    for (size_t i = 0; i < a->n; i++)
+        out[i] = (uint8_t)(255 - in[i]);
+}
+
+static db_status invert_cpu(db_stage_run *run)
+{
+    struct invert_arg a = {(size_t)db_stage_width(run) * (size_t)db_stage_height(run)};
+    cl_mem mems[2] = {db_stage_in(run, 0), db_stage_out(run, 0)};
+    return db_stage_host(run, "invert", invert_host, &a, sizeof a, mems, 2);
+}
+
+static const db_item invert_items[] = {
+    {"image", DB_ITEM_INPUT, 1, "gray input", NULL},
+    {"inverted", DB_ITEM_PIXELS, 1, "255 - input", NULL},
+};
+static const db_stage invert_stages[] = {
+    {"invert", "host code", {0}, 1, {1}, 1, {invert_cpu, NULL}},
+};
+static const db_algo invert_algo = {
+    .name = "invert", .doc = "test", .items = invert_items, .n_items = 2, .input = 0, .output = 1,
+    .stages = invert_stages, .n_stages = 1,
+};
+
+static void test_host_stage(void)
+{
+    db_context *ctx = test_open_context();
+    db_image *img = db_sample_page(61, 37, 5), *gray = db_image_new(61, 37, 1), *out = NULL;
+    for (int i = 0; i < 61 * 37; i++)
+        gray->data[i] = img->data[3 * i + 1];
+    db_map map = {1, {DB_ROLE_CPU}};
+    db_job job;
+    db_job_defaults(&invert_algo, &job);
+    db_profile *prof = db_profile_new();
+    db_status st = db_run(ctx, &invert_algo, &map, &job, gray, &out, NULL, prof);
+    CHECK(st == DB_OK, "host stage: %s", db_error_message());
+    for (int i = 0; st == DB_OK && i < 61 * 37; i++)
+        if (out->data[i] != 255 - gray->data[i]) {
+            CHECK(0, "host stage: pixel %d is %d, expected %d", i, out->data[i], 255 - gray->data[i]);
+            break;
+        }
+    int profiled = 0;
+    for (int i = 0; i < prof->resolved; i++)
+        profiled |= prof->rec[i].kind == DB_REC_KERNEL && !strcmp(prof->rec[i].what, "invert");
+    CHECK(profiled, "the host stage was not profiled");
+    db_map gpu = {1, {DB_ROLE_GPU}};
+    db_image *none = NULL;
+    st = db_run(ctx, &invert_algo, &gpu, &job, gray, &none, NULL, NULL);
+    CHECK(st == DB_ERR_USAGE && strstr(db_error_message(), "no gpu implementation"),
+          "a stage without a gpu implementation was mapped to gpu: %s", db_error_message());
+    db_profile_free(prof);
+    db_image_free(out);
+    db_image_free(gray);
+    db_image_free(img);
+    db_context_close(ctx);
+}
+
 int main(void)
 {
     char tmp[] = "/tmp/docbin-test-XXXXXX";
@@ -270,6 +336,7 @@ int main(void)
     db_context *ctx = test_open_context();
     test_device_patterns(ctx);
     db_context_close(ctx);
+    test_host_stage();
     test_cache(cache);
     test_build_failure(tmp);
     char cmd[4300];
