@@ -29,6 +29,8 @@ struct db_stage_run {
     cl_event last;
     cl_mem scratch[MAX_SCRATCH];
     int n_scratch;
+    cl_mem constants[MAX_SCRATCH];
+    int n_const;
 };
 
 db_device *db_stage_device(db_stage_run *run) { return run->dev; }
@@ -59,6 +61,22 @@ cl_mem db_stage_scratch(db_stage_run *run, size_t bytes)
     if (!m)
         return NULL;
     run->scratch[run->n_scratch++] = m;
+    return m;
+}
+
+cl_mem db_stage_constant(db_stage_run *run, const void *src, size_t bytes)
+{
+    if (run->n_const == MAX_SCRATCH) {
+        db_fail(DB_ERR_USAGE, "stage %s uses too many constant buffers", run->stage->name);
+        return NULL;
+    }
+    cl_int err;
+    cl_mem m = clCreateBuffer(run->dev->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, (void *)src, &err);
+    if (err != CL_SUCCESS) {
+        db_cl_check(err, "creating a constant buffer", run->dev);
+        return NULL;
+    }
+    run->constants[run->n_const++] = m;
     return m;
 }
 
@@ -375,6 +393,8 @@ done:
         release_run(&runs[s]);
         for (int i = 0; i < runs[s].n_scratch; i++)
             db_device_free(runs[s].dev, runs[s].scratch[i]);
+        for (int i = 0; i < runs[s].n_const; i++)
+            clReleaseMemObject(runs[s].constants[i]);
     }
     for (int i = 0; i < n_items; i++)
         db_buffer_release(&items[i], ctx);

@@ -147,6 +147,10 @@ cl_mem db_stage_out(db_stage_run *run, int port);
 /* A device buffer private to this stage for this run (released after the run). */
 cl_mem db_stage_scratch(db_stage_run *run, size_t bytes);
 
+/* A read-only device buffer holding a copy of `bytes` from `src`, for values the
+** host computes once (filter weights that need exp()); released after the run. */
+cl_mem db_stage_constant(db_stage_run *run, const void *src, size_t bytes);
+
 /* The kernel `name` of cl/`source` on this stage's device. */
 cl_kernel db_stage_kernel(db_stage_run *run, const char *source, const char *name);
 
