@@ -158,9 +158,10 @@ static const db_stage stages[] = {
 };
 
 static const db_report_field report[] = {
-    {"outer_iterations", STATE_ITERATIONS, NULL},
-    {"converged", STATE_CONVERGED,
-     "the global centroids did not converge within global-max outer iterations; the result uses the last one"},
+    {.name = "outer_iterations", .index = STATE_ITERATIONS},
+    {.name = "converged", .index = STATE_CONVERGED,
+     .if_zero = "the global centroids did not converge within global-max outer iterations; the result uses the "
+                "last one"},
 };
 
 const db_algo db_algo_hbk = {

@@ -331,7 +331,7 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
     st = db_buffer_fetch_host(&items[algo->output], prof, &result);
     if (st != DB_OK)
         goto done;
-    if (report && algo->report_fields) {
+    if (algo->report_fields) {
         st = db_buffer_fetch_host(&items[algo->report_item], prof, &report_ready);
         if (st != DB_OK)
             goto done;
@@ -363,12 +363,23 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
         memcpy(img->data, items[algo->output].host->ptr, (size_t)in->width * (size_t)in->height);
         *out = img;
     }
-    if (report) {
-        report->n = algo->report_fields ? algo->n_report_fields : 0;
-        report->fields = algo->report_fields;
-        const int32_t *values = algo->report_fields ? items[algo->report_item].host->ptr : NULL;
-        for (int i = 0; i < report->n; i++)
-            report->values[i] = values[algo->report_fields[i].index];
+    if (report)
+        report->n = 0;
+    for (int i = 0; i < (algo->report_fields ? algo->n_report_fields : 0); i++) {
+        const db_report_field *f = &algo->report_fields[i];
+        const void *values = items[algo->report_item].host->ptr;
+        int64_t v = algo->report_wide ? ((const int64_t *)values)[f->index] : ((const int32_t *)values)[f->index];
+        if (report) {
+            report->n = algo->n_report_fields;
+            report->fields = algo->report_fields;
+            report->values[i] = v;
+        }
+        if (f->fatal && v == 0) {
+            db_image_free(*out);
+            *out = NULL;
+            st = db_fail(DB_ERR_NOMEM, "%s: %s", algo->name, f->if_zero);
+            goto done;
+        }
     }
     wall = db_now_ns() - t0;
 

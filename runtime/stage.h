@@ -60,11 +60,13 @@ typedef struct db_param {
 #define DB_MAX_REPORT 8
 
 /* A figure a run reports besides its image, read from the algorithm's report
-** item (an array of int32): e.g. the iterations a loop inside a stage took. */
+** item (an array of int32, or of int64 when db_algo.report_wide is set): e.g.
+** the iterations a loop inside a stage took, or a flow value. */
 typedef struct db_report_field {
     const char *name;
-    int index;            /* into the report item's int32 values */
+    int index;            /* into the report item's values */
     const char *if_zero;  /* a warning to print when the value is 0, or NULL */
+    int fatal;            /* a zero value fails the run with if_zero (host code out of memory) */
 } db_report_field;
 
 /* The report of one run: the algorithm's fields and their values. */
@@ -110,6 +112,7 @@ typedef struct db_algo {
     const db_report_field *report_fields; /* figures of the report item; NULL if none */
     int n_report_fields;
     int report_item;             /* the item holding them (when report_fields is set) */
+    int report_wide;             /* the report item holds int64 values */
 } db_algo;
 
 /* Everything an invocation needs besides the image: parameter values (in the
