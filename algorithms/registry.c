@@ -63,6 +63,13 @@ void db_algo_print(const db_algo *algo, FILE *f)
         fprintf(f, "  parameters (--param name=value):\n");
         for (int i = 0; i < algo->n_params; i++) {
             const db_param *p = &algo->params[i];
+            if (p->names) {
+                fprintf(f, "    %-10s default %-6s one of", p->name, p->names[(int)p->def]);
+                for (int c = 0; c < p->n_names; c++)
+                    fprintf(f, "%s%s", c ? ", " : " ", p->names[c]);
+                fprintf(f, "  %s\n", p->doc);
+                continue;
+            }
             if (p->choices) {
                 fprintf(f, "    %-10s default %-6g one of", p->name, p->def);
                 for (int c = 0; c < p->n_choices; c++)

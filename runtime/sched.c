@@ -463,6 +463,19 @@ db_status db_job_set(const db_algo *algo, db_job *job, const char *name, const c
     for (int i = 0; i < algo->n_params; i++) {
         if (strcmp(algo->params[i].name, name))
             continue;
+        const db_param *p = &algo->params[i];
+        if (p->names) {
+            char list[256] = "";
+            for (int k = 0; k < p->n_names; k++) {
+                if (!strcmp(p->names[k], value)) {
+                    job->params[i] = k;
+                    return DB_OK;
+                }
+                size_t len = strlen(list);
+                snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "", p->names[k]);
+            }
+            return db_fail(DB_ERR_USAGE, "%s: parameter %s takes one of %s, not '%s'", algo->name, name, list, value);
+        }
         char *end;
         errno = 0;
         double v = strtod(value, &end);

@@ -55,6 +55,8 @@ typedef struct db_param {
     const char *doc;
     const double *choices; /* when not NULL, the only values allowed */
     int n_choices;
+    const char *const *names; /* when not NULL, the value is an index into these words */
+    int n_names;
 } db_param;
 
 #define DB_MAX_REPORT 8
