@@ -23,6 +23,16 @@ void db_algo_print(const db_algo *algo, FILE *f);
 db_status db_gray_cpu(db_stage_run *run);
 db_status db_gray_gpu(db_stage_run *run);
 
+/* The `canny` stage of Howe's binarization (algorithms/canny.c): MATLAB's
+** canny_old on the image converted to gray as MATLAB's rgb2gray does, with the
+** job's parameters sigma, tlo, thi (indices DB_HOWE_SIGMA, ..._TLO, ..._THI);
+** output: one byte per pixel, 1 = edge. */
+db_status db_canny_cpu(db_stage_run *run);
+db_status db_canny_gpu(db_stage_run *run);
+
+/* Parameter indices of Howe's binarization, shared by its stage files. */
+enum db_howe_param { DB_HOWE_C, DB_HOWE_THI, DB_HOWE_TLO, DB_HOWE_SIGMA, DB_HOWE_RELABEL, DB_HOWE_N_PARAMS };
+
 /* The algorithms (one file each). */
 extern const db_algo db_algo_otsu;
 extern const db_algo db_algo_niblack;
