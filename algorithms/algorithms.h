@@ -40,5 +40,6 @@ extern const db_algo db_algo_sauvola;
 extern const db_algo db_algo_nick;
 extern const db_algo db_algo_wolf;
 extern const db_algo db_algo_hbk;
+extern const db_algo db_algo_howe;
 
 #endif

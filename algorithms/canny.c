@@ -57,20 +57,6 @@ static void make_weights(double sigma, int w, double *weights)
             d[(y + w) * n + (x + w)] = -(double)x * exp(-(double)(x * x + y * y) / (2 * ssq)) / (pi * ssq);
 }
 
-/* A read-only device buffer holding a copy of `bytes` at `src`. Released by the
-** caller once its kernels are enqueued: OpenCL keeps it until they finish. */
-static cl_mem upload(db_stage_run *run, const void *src, size_t bytes)
-{
-    db_device *dev = db_stage_device(run);
-    cl_int err;
-    cl_mem m = clCreateBuffer(dev->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, (void *)src, &err);
-    if (err != CL_SUCCESS) {
-        db_cl_check(err, "stage canny: uploading the filter weights", dev);
-        return NULL;
-    }
-    return m;
-}
-
 static db_status launch_2d(db_stage_run *run, cl_kernel k, int gpu)
 {
     const size_t global[2] = {(size_t)db_stage_width(run), (size_t)db_stage_height(run)};
@@ -238,7 +224,7 @@ static db_status canny_impl(db_stage_run *run, int gpu)
     };
     if (!b.work || !b.smooth || !b.grad || !b.state || !b.thin || !b.stats || !b.flags)
         return db_error_status();
-    if (!(b.weights = upload(run, weights, (size_t)(n + n * n) * sizeof(double))))
+    if (!(b.weights = db_stage_constant(run, weights, (size_t)(n + n * n) * sizeof(double))))
         return db_error_status();
     cl_mem settled = NULL;
     db_status st = edges_weak(run, &b, w, gpu);
@@ -246,7 +232,6 @@ static db_status canny_impl(db_stage_run *run, int gpu)
         st = hysteresis(run, &b, gpu, &settled);
     if (st == DB_OK)
         st = thin(run, &b, settled, gpu);
-    clReleaseMemObject(b.weights);
     return st;
 }
 

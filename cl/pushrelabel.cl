@@ -1,9 +1,9 @@
 /*
-** pushrelabel.cl — Howe's graph cut on the GPU: synchronous push-relabel on the
-** 4-connected node grid with global relabels (specs/howe.md §8). Capacities
-** are the integers of decision (a). The result is canonical: ink = the nodes
-** that reach the sink in the final residual graph, found by a last breadth-first
-** search from the sink, the same set Boykov-Kolmogorov's cut gives.
+** pushrelabel.cl — minimum cuts of the 4-connected grid (Howe's graph cut) on
+** the GPU: synchronous push-relabel with global relabels (specs/howe.md §8),
+** integer capacities. The result is canonical: the nodes that reach the sink
+** in the final residual graph, found by a last breadth-first search from the
+** sink, the same set Boykov-Kolmogorov's cut gives (algorithms/maxflow.c).
 **
 ** Per node i (rows x cols, raster order): excess e, height h, residuals to the
 ** north, south, west and east neighbours (res[4 * i + d]), residual to the sink rt.
@@ -29,44 +29,44 @@ int opposite(int d)
     return d ^ 1;
 }
 
-/* Builds the graph (as the CPU cut does): t-links from lap2, the part common to
-** both terminals sent straight from source to sink (counted in base_flow),
-** n-links of capacity `link` unless the darker pixel of the pair is an edge. */
-kernel void pr_init(global const uchar *gray, global const int *lap2, global const uchar *edges, int width,
-                    int height, int link, global int *excess, global int *rt, global int *res, global long *base)
+/* Loads the graph: the part both t-links of a node share goes straight from
+** source to sink (counted in base), the rest is the node's excess or its
+** residual to the sink; each link's capacity on both of its arcs. */
+kernel void pr_init(global const int *source, global const int *sink, global const int *right,
+                    global const int *down, int rows, int cols, global int *excess, global int *rt, global int *res,
+                    global long *base)
 {
-    int k = get_global_id(0), r = get_global_id(1);
-    int cols = width - 1, rows = height - 1;
-    if (k >= cols || r >= rows)
+    int i = get_global_id(0);
+    if (i >= rows * cols)
         return;
-    int i = r * cols + k;
-    ulong p = (ulong)r * width + k;
-    int source = 16 * (3000 - lap2[i]), sink = 16 * (3000 + lap2[i]);
-    int tr = source - sink;
+    int r = i / cols, k = i % cols;
+    int tr = source[i] - sink[i];
     excess[i] = tr > 0 ? tr : 0;
     rt[i] = tr > 0 ? 0 : -tr;
     /* The flow through this node's t-links ends as base[i] - rt[i]. */
-    base[i] = (long)min(source, sink) + rt[i];
-    int dx = gray[p + 1] - gray[p], dy = gray[p + width] - gray[p];
-    int east = k < cols - 1 && !((edges[p] && dx > 0) || (edges[p + 1] && dx <= 0)) ? link : 0;
-    int south = r < rows - 1 && !((edges[p] && dy > 0) || (edges[p + width] && dy <= 0)) ? link : 0;
-    /* Each link is written by both of its nodes: from this node's side here,
-    ** the west and north links from the neighbours' values below. */
-    res[4 * i + E] = east;
-    res[4 * i + S] = south;
-    int west = 0, north = 0;
-    if (k > 0) {
-        ulong q = p - 1;
-        int dxw = gray[q + 1] - gray[q];
-        west = !((edges[q] && dxw > 0) || (edges[q + 1] && dxw <= 0)) ? link : 0;
-    }
-    if (r > 0) {
-        ulong q = p - width;
-        int dyn = gray[q + width] - gray[q];
-        north = !((edges[q] && dyn > 0) || (edges[q + width] && dyn <= 0)) ? link : 0;
-    }
-    res[4 * i + W] = west;
-    res[4 * i + N] = north;
+    base[i] = (long)min(source[i], sink[i]) + rt[i];
+    res[4 * i + E] = k < cols - 1 ? right[i] : 0;
+    res[4 * i + S] = r < rows - 1 ? down[i] : 0;
+    res[4 * i + W] = k > 0 ? right[i - 1] : 0;
+    res[4 * i + N] = r > 0 ? down[i - cols] : 0;
+}
+
+/* Warm start: `delta` more capacity on both arcs of every link that exists. */
+kernel void pr_raise(global const int *right, global const int *down, int rows, int cols, int delta,
+                     global int *res)
+{
+    int i = get_global_id(0);
+    if (i >= rows * cols)
+        return;
+    int r = i / cols, k = i % cols;
+    if (k < cols - 1 && right[i] > 0)
+        res[4 * i + E] += delta;
+    if (r < rows - 1 && down[i] > 0)
+        res[4 * i + S] += delta;
+    if (k > 0 && right[i - 1] > 0)
+        res[4 * i + W] += delta;
+    if (r > 0 && down[i - cols] > 0)
+        res[4 * i + N] += delta;
 }
 
 /* Sets x[0..n) to `value` (counters, heights). */
@@ -175,20 +175,13 @@ kernel void pr_relabel(global const int *excess, global const int *height, globa
         atomic_inc(active);
 }
 
-/* The cut padded to the image and cleaned (spec §6): ink where the node reaches
-** the sink (height < hmax after the final search), the last row and column
-** repeated, then ink without an ink north or west neighbour removed. */
-kernel void pr_labels(global const int *height, int width, int height_px, int hmax, global uchar *out)
+/* The cut: 1 where the node reaches the sink (height < hmax after the final
+** search), 0 elsewhere. */
+kernel void pr_sink_side(global const int *height, int n, int hmax, global uchar *out)
 {
-    int k = get_global_id(0), r = get_global_id(1);
-    if (k >= width || r >= height_px)
-        return;
-    int cols = width - 1, rows = height_px - 1;
-    int pr = min(r, rows - 1), pk = min(k, cols - 1);
-    int self = height[pr * cols + pk] < hmax;
-    int north = r > 0 ? height[min(r - 1, rows - 1) * cols + pk] < hmax : self;
-    int west = k > 0 ? height[pr * cols + min(k - 1, cols - 1)] < hmax : self;
-    out[(ulong)r * width + k] = self && (north || west) ? 0 : 255;
+    int i = get_global_id(0);
+    if (i < n)
+        out[i] = height[i] < hmax;
 }
 
 /* Flow value: per work-group sums of what reached the sink, then one sum. */
@@ -210,13 +203,12 @@ kernel void pr_flow_partial(global const long *base, global const int *rt, int n
         partial[get_group_id(0)] = acc[0];
 }
 
-kernel void pr_flow_final(global const long *partial, int parts, global long *report)
+kernel void pr_flow_final(global const long *partial, int parts, int index, global long *out)
 {
     if (get_global_id(0) != 0)
         return;
     long s = 0;
     for (int p = 0; p < parts; p++)
         s += partial[p];
-    report[0] = 1;
-    report[1] = s;
+    out[index] = s;
 }

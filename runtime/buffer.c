@@ -129,7 +129,10 @@ cl_mem db_device_alloc(db_device *dev, size_t bytes, const char *what)
         }
     pthread_mutex_unlock(&pool_lock);
     cl_int err;
-    cl_mem m = clCreateBuffer(dev->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    /* On devices that share host memory, host-allocated buffers make the maps
+    ** of host code (db_stage_host) zero-copy. */
+    cl_mem_flags flags = CL_MEM_READ_WRITE | (dev->info.host_unified ? CL_MEM_ALLOC_HOST_PTR : 0);
+    cl_mem m = clCreateBuffer(dev->context, flags, bytes, NULL, &err);
     if (err != CL_SUCCESS) {
         db_fail(DB_ERR_CL, "allocating %s (%zu bytes) on %s device '%s' failed with %s%s", what, bytes,
                 db_role_name(dev->role), dev->info.name, db_cl_error_name(err),

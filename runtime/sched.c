@@ -12,7 +12,7 @@
 #include "runtime/sched.h"
 #include "runtime/util.h"
 
-#define MAX_SCRATCH 8
+#define MAX_SCRATCH 16
 
 /* One stage's view of a run, handed to its implementation. */
 struct db_stage_run {
@@ -104,11 +104,25 @@ db_status db_stage_args(db_stage_run *run, cl_kernel k, int n, ...)
     return DB_OK;
 }
 
+/* The events the stage's next command waits for: its inputs for the first,
+** then the previous command. The queue is in order, but PoCL starts a kernel
+** that follows a native kernel (host code) before that one ends, so the
+** dependency is made explicit. */
+static cl_uint wait_list(db_stage_run *run, const cl_event **list)
+{
+    if (run->launched) {
+        *list = &run->last;
+        return 1;
+    }
+    *list = run->n_wait ? run->wait : NULL;
+    return run->n_wait;
+}
+
 db_status db_stage_read(db_stage_run *run, cl_mem mem, size_t offset, size_t bytes, void *dst)
 {
-    cl_uint nw = run->launched ? 0 : run->n_wait;
-    cl_int err = clEnqueueReadBuffer(run->dev->compute, mem, CL_TRUE, offset, bytes, dst, nw,
-                                     nw ? run->wait : NULL, NULL);
+    const cl_event *wl;
+    cl_uint nw = wait_list(run, &wl);
+    cl_int err = clEnqueueReadBuffer(run->dev->compute, mem, CL_TRUE, offset, bytes, dst, nw, wl, NULL);
     char what[96];
     snprintf(what, sizeof what, "stage %s: reading back its state", run->stage->name);
     return db_cl_check(err, what, run->dev);
@@ -117,19 +131,17 @@ db_status db_stage_read(db_stage_run *run, cl_mem mem, size_t offset, size_t byt
 #define HOST_MAX_MEMS 8
 #define HOST_MAX_ARG 256
 
-/* The argument block of a host stage's native kernel: OpenCL copies it and
-** replaces each mems[i] handle with the buffer's host address before the call. */
+/* The argument block of a host stage's native kernel. */
 struct host_call {
     db_host_fn fn;
-    int n_mems;
-    void *mems[HOST_MAX_MEMS];
+    void *ptrs[HOST_MAX_MEMS];
     unsigned char arg[HOST_MAX_ARG];
 };
 
 static void CL_CALLBACK host_trampoline(void *args)
 {
     struct host_call *call = args;
-    call->fn(call->mems, call->arg);
+    call->fn(call->ptrs, call->arg);
 }
 
 /* Records the completion of a command of the stage: profiling, and the event
@@ -143,6 +155,9 @@ static void stage_command_done(db_stage_run *run, cl_event ev, const char *name)
     run->launched++;
 }
 
+/* The host code gets each buffer's address by mapping it (zero-copy where the
+** device shares host memory), not through the native kernel's own list of
+** memory objects: PoCL 3 substitutes the addresses of that list out of order. */
 db_status db_stage_host(db_stage_run *run, const char *name, db_host_fn fn, const void *arg, size_t arg_size,
                         const cl_mem *mems, int n_mems)
 {
@@ -152,30 +167,58 @@ db_status db_stage_host(db_stage_run *run, const char *name, db_host_fn fn, cons
         return db_fail(DB_ERR_DEVICE, "stage %s runs host code on the %s role, but device '%s' cannot run native "
                        "kernels; bind the cpu role to a CPU device such as PoCL (--cpu-device portable)",
                        run->stage->name, db_role_name(run->dev->role), run->dev->info.name);
-    if (n_mems > HOST_MAX_MEMS || arg_size > HOST_MAX_ARG)
-        return db_fail(DB_ERR_USAGE, "stage %s: host code takes at most %d buffers and %d bytes of arguments",
+    if (n_mems < 1 || n_mems > HOST_MAX_MEMS || arg_size > HOST_MAX_ARG)
+        return db_fail(DB_ERR_USAGE, "stage %s: host code takes 1 to %d buffers and at most %d bytes of arguments",
                        run->stage->name, HOST_MAX_MEMS, HOST_MAX_ARG);
+    char what[96];
+    snprintf(what, sizeof what, "stage %s: enqueuing host code %s", run->stage->name, name);
+    cl_command_queue q = run->dev->compute;
     struct host_call call;
     memset(&call, 0, sizeof call);
     call.fn = fn;
-    call.n_mems = n_mems;
-    const void *locs[HOST_MAX_MEMS];
-    for (int i = 0; i < n_mems; i++) {
-        memcpy(&call.mems[i], &mems[i], sizeof(cl_mem));
-        locs[i] = &call.mems[i];
-    }
     if (arg_size)
         memcpy(call.arg, arg, arg_size);
-    cl_event ev;
-    cl_uint nw = run->launched ? 0 : run->n_wait;
-    cl_int err = clEnqueueNativeKernel(run->dev->compute, host_trampoline, &call, sizeof call, (cl_uint)n_mems,
-                                       mems, n_mems ? locs : NULL, nw, nw ? run->wait : NULL, &ev);
+    const cl_event *wl;
+    cl_uint nw = wait_list(run, &wl);
+    cl_event mapped[HOST_MAX_MEMS], unmapped[HOST_MAX_MEMS], ev = NULL, done = NULL;
+    int n_mapped = 0, n_unmapped = 0;
+    cl_int err = CL_SUCCESS;
+    for (; n_mapped < n_mems && err == CL_SUCCESS; n_mapped++) {
+        size_t bytes = 0;
+        clGetMemObjectInfo(mems[n_mapped], CL_MEM_SIZE, sizeof bytes, &bytes, NULL);
+        call.ptrs[n_mapped] = clEnqueueMapBuffer(q, mems[n_mapped], CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes,
+                                                 nw, wl, &mapped[n_mapped], &err);
+        if (err != CL_SUCCESS)
+            break;
+    }
+    if (err == CL_SUCCESS)
+        err = clEnqueueNativeKernel(q, host_trampoline, &call, sizeof call, 0, NULL, NULL, (cl_uint)n_mapped, mapped,
+                                    &ev);
+    /* Unmap what was mapped even after a failure, so the buffers stay usable. */
+    for (int i = 0; i < n_mapped; i++) {
+        cl_int e = clEnqueueUnmapMemObject(q, mems[i], call.ptrs[i], ev ? 1 : 0, ev ? &ev : NULL,
+                                           &unmapped[n_unmapped]);
+        if (e == CL_SUCCESS)
+            n_unmapped++;
+        else if (err == CL_SUCCESS)
+            err = e;
+        clReleaseEvent(mapped[i]);
+    }
+    if (err == CL_SUCCESS)
+        err = clEnqueueMarkerWithWaitList(q, (cl_uint)n_unmapped, unmapped, &done);
+    for (int i = 0; i < n_unmapped; i++)
+        clReleaseEvent(unmapped[i]);
     if (err != CL_SUCCESS) {
-        char what[96];
-        snprintf(what, sizeof what, "stage %s: enqueuing host code %s", run->stage->name, name);
+        if (ev)
+            clReleaseEvent(ev);
         return db_cl_check(err, what, run->dev);
     }
-    stage_command_done(run, ev, name);
+    db_profile_add(run->prof, ev, DB_REC_KERNEL, run->stage->name, name, run->dev, 0);
+    clReleaseEvent(ev);
+    if (run->last)
+        clReleaseEvent(run->last);
+    run->last = done;
+    run->launched++;
     return DB_OK;
 }
 
@@ -189,9 +232,9 @@ db_status db_stage_launch(db_stage_run *run, cl_kernel k, int dims, const size_t
             g[i] = db_round_up(g[i], local[i]);
     }
     cl_event ev;
-    cl_uint nw = run->launched ? 0 : run->n_wait;
-    cl_int err = clEnqueueNDRangeKernel(run->dev->compute, k, (cl_uint)dims, NULL, g, local, nw,
-                                        nw ? run->wait : NULL, &ev);
+    const cl_event *wl;
+    cl_uint nw = wait_list(run, &wl);
+    cl_int err = clEnqueueNDRangeKernel(run->dev->compute, k, (cl_uint)dims, NULL, g, local, nw, wl, &ev);
     if (err != CL_SUCCESS) {
         char name[64] = "?", what[160];
         clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);

@@ -1,0 +1,275 @@
+/*
+** howe.c — Howe's graph-cut binarization: laplacian, canny → graphcut.
+**
+** `laplacian` (the data term: lap2 and the bright-background bias) and `canny`
+** (algorithms/canny.c) are independent and run at the same time when mapped to
+** different devices; `graphcut` builds the 4-connected grid graph with integer
+** capacities and cuts it. Spec, formulas and decisions: specs/howe.md.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "algorithms/algorithms.h"
+#include "algorithms/maxflow.h"
+#include "algorithms/pushrelabel.h"
+
+enum { IMAGE, GRAY, LAP2, EDGES, BINARY, CUT, N_ITEMS };
+
+/* The report item of `graphcut` (int64): success flag and the flow value. */
+enum { CUT_OK, CUT_FLOW, CUT_VALUES };
+
+static size_t lap2_size(const db_job *job, int width, int height)
+{
+    (void)job;
+    return (size_t)(width > 1 ? width - 1 : 1) * (size_t)(height > 1 ? height - 1 : 1) * sizeof(cl_int);
+}
+
+static const db_item items[N_ITEMS] = {
+    [IMAGE] = {"image", DB_ITEM_INPUT, 1, "the decoded input, gray or RGB", NULL},
+    [GRAY] = {"gray", DB_ITEM_PIXELS, 1, "gray as MATLAB's rgb2gray", NULL},
+    [LAP2] = {"lap2", DB_ITEM_COMPUTED, 0, "2 x Laplacian per node, -1000 on bright background", lap2_size},
+    [EDGES] = {"edges", DB_ITEM_PIXELS, 1, "Canny edges, 1 = edge", NULL},
+    [BINARY] = {"binary", DB_ITEM_PIXELS, 1, "0 = ink, 255 = background", NULL},
+    [CUT] = {"cut", DB_ITEM_FIXED, CUT_VALUES * sizeof(cl_long), "cut status and flow value", NULL},
+};
+
+/* The bias filters of spec §2: sigma 20, radii 60 ('mirror') and 50 ('none'). */
+#define BIAS_SIGMA 20.0
+#define BIAS_RADIUS_MIRROR 60
+#define BIAS_RADIUS_NONE 50
+
+static db_status check_size(db_stage_run *run)
+{
+    if (db_stage_width(run) < 3 || db_stage_height(run) < 3)
+        return db_fail(DB_ERR_FORMAT, "howe needs an image of at least 3x3 pixels, not %dx%d",
+                       db_stage_width(run), db_stage_height(run));
+    return DB_OK;
+}
+
+/* Normalised Gaussian weights exp(-x^2 / 2 sigma^2), x = -radius..radius (MATLAB fspecial). */
+static void gaussian(double sigma, int radius, double *h)
+{
+    double sum = 0.0;
+    for (int x = -radius; x <= radius; x++) {
+        h[x + radius] = exp(-(double)(x * x) / (2.0 * sigma * sigma));
+        sum += h[x + radius];
+    }
+    for (int x = 0; x <= 2 * radius; x++)
+        h[x] /= sum;
+}
+
+static db_status smooth(db_stage_run *run, cl_mem src8, cl_mem src, cl_mem tmp, cl_mem dst, cl_mem h, int radius,
+                        int mirror, const size_t *global, const size_t *local)
+{
+    cl_kernel cols = db_stage_kernel(run, "laplacian.cl", "howe_smooth_cols");
+    cl_kernel rows = db_stage_kernel(run, "laplacian.cl", "howe_smooth_rows");
+    if (!cols || !rows)
+        return db_error_status();
+    cl_int w = db_stage_width(run), hgt = db_stage_height(run), r = radius, mir = mirror;
+    db_status st = db_stage_args(run, cols, 8, sizeof src8, src8 ? &src8 : NULL, sizeof src, src ? &src : NULL,
+                                 sizeof w, &w, sizeof hgt, &hgt, sizeof h, &h, sizeof r, &r, sizeof mir, &mir,
+                                 sizeof tmp, &tmp);
+    if (st == DB_OK)
+        st = db_stage_launch(run, cols, 2, global, local);
+    if (st == DB_OK)
+        st = db_stage_args(run, rows, 7, sizeof tmp, &tmp, sizeof w, &w, sizeof hgt, &hgt, sizeof h, &h, sizeof r,
+                           &r, sizeof mir, &mir, sizeof dst, &dst);
+    if (st == DB_OK)
+        st = db_stage_launch(run, rows, 2, global, local);
+    return st;
+}
+
+static db_status laplacian_impl(db_stage_run *run, const size_t *local1, const size_t *local2)
+{
+    db_status st = check_size(run);
+    if (st != DB_OK)
+        return st;
+    cl_int w = db_stage_width(run), h = db_stage_height(run), channels = db_stage_channels(run);
+    cl_ulong n = (cl_ulong)w * (cl_ulong)h;
+    double hm[2 * BIAS_RADIUS_MIRROR + 1], hn[2 * BIAS_RADIUS_NONE + 1];
+    gaussian(BIAS_SIGMA, BIAS_RADIUS_MIRROR, hm);
+    gaussian(BIAS_SIGMA, BIAS_RADIUS_NONE, hn);
+    cl_mem img = db_stage_in(run, 0), gray = db_stage_out(run, 0), lap2 = db_stage_out(run, 1);
+    cl_mem wm = db_stage_constant(run, hm, sizeof hm), wn = db_stage_constant(run, hn, sizeof hn);
+    cl_mem tmp = db_stage_scratch(run, n * sizeof(cl_double));
+    cl_mem m = db_stage_scratch(run, n * sizeof(cl_double)), d2 = db_stage_scratch(run, n * sizeof(cl_double));
+    cl_kernel kgray = db_stage_kernel(run, "laplacian.cl", "howe_gray");
+    cl_kernel klap = db_stage_kernel(run, "laplacian.cl", "howe_lap2");
+    cl_kernel kdev = db_stage_kernel(run, "laplacian.cl", "howe_deviation");
+    cl_kernel kbias = db_stage_kernel(run, "laplacian.cl", "howe_bias");
+    if (!wm || !wn || !tmp || !m || !d2 || !kgray || !klap || !kdev || !kbias)
+        return db_error_status();
+    const size_t n1 = (size_t)n, grid[2] = {(size_t)w, (size_t)h};
+    cl_mem none = NULL;
+    if ((st = db_stage_args(run, kgray, 4, sizeof img, &img, sizeof channels, &channels, sizeof n, &n, sizeof gray,
+                            &gray)) != DB_OK ||
+        (st = db_stage_launch(run, kgray, 1, &n1, local1)) != DB_OK ||
+        (st = db_stage_args(run, klap, 4, sizeof gray, &gray, sizeof w, &w, sizeof h, &h, sizeof lap2, &lap2)) !=
+            DB_OK ||
+        (st = db_stage_launch(run, klap, 2, grid, local2)) != DB_OK ||
+        (st = smooth(run, gray, none, tmp, m, wm, BIAS_RADIUS_MIRROR, 1, grid, local2)) != DB_OK ||
+        (st = db_stage_args(run, kdev, 4, sizeof gray, &gray, sizeof m, &m, sizeof d2, &d2, sizeof n, &n)) != DB_OK ||
+        (st = db_stage_launch(run, kdev, 1, &n1, local1)) != DB_OK ||
+        (st = smooth(run, NULL, d2, tmp, d2, wn, BIAS_RADIUS_NONE, 0, grid, local2)) != DB_OK ||
+        (st = db_stage_args(run, kbias, 5, sizeof m, &m, sizeof d2, &d2, sizeof w, &w, sizeof h, &h, sizeof lap2,
+                            &lap2)) != DB_OK)
+        return st;
+    return db_stage_launch(run, kbias, 2, grid, local2);
+}
+
+static db_status laplacian_cpu(db_stage_run *run)
+{
+    return laplacian_impl(run, NULL, NULL);
+}
+
+static db_status laplacian_gpu(db_stage_run *run)
+{
+    const size_t local1 = 256, local2[2] = {32, 8};
+    return laplacian_impl(run, &local1, local2);
+}
+
+/* Howe's graph in scratch buffers of the stage's device (spec §3, §5): t-links
+** from lap2, n-links of capacity round(32 c) unless cut by an edge. */
+struct graph {
+    cl_mem source, sink, right, down, ink;
+};
+
+static db_status build_graph(db_stage_run *run, struct graph *g, const size_t *local)
+{
+    const db_job *job = db_stage_job(run);
+    cl_int w = db_stage_width(run), h = db_stage_height(run);
+    cl_int link = (cl_int)lround(32.0 * job->params[DB_HOWE_C]);
+    size_t n = (size_t)(w - 1) * (size_t)(h - 1);
+    g->source = db_stage_scratch(run, n * sizeof(cl_int));
+    g->sink = db_stage_scratch(run, n * sizeof(cl_int));
+    g->right = db_stage_scratch(run, n * sizeof(cl_int));
+    g->down = db_stage_scratch(run, n * sizeof(cl_int));
+    g->ink = db_stage_scratch(run, n);
+    cl_kernel k = db_stage_kernel(run, "howe_graph.cl", "howe_graph");
+    if (!g->source || !g->sink || !g->right || !g->down || !g->ink || !k)
+        return db_error_status();
+    cl_mem gray = db_stage_in(run, 0), lap2 = db_stage_in(run, 1), edges = db_stage_in(run, 2);
+    db_status st = db_stage_args(run, k, 10, sizeof gray, &gray, sizeof lap2, &lap2, sizeof edges, &edges,
+                                 sizeof w, &w, sizeof h, &h, sizeof link, &link, sizeof g->source, &g->source,
+                                 sizeof g->sink, &g->sink, sizeof g->right, &g->right, sizeof g->down, &g->down);
+    const size_t grid[2] = {(size_t)(w - 1), (size_t)(h - 1)};
+    return st == DB_OK ? db_stage_launch(run, k, 2, grid, local) : st;
+}
+
+/* The output image from the node labels (spec §6: padding and the nw clean-up). */
+static db_status finish(db_stage_run *run, cl_mem ink, const size_t *local)
+{
+    cl_kernel k = db_stage_kernel(run, "howe_graph.cl", "howe_finish");
+    if (!k)
+        return db_error_status();
+    cl_int w = db_stage_width(run), h = db_stage_height(run);
+    cl_mem out = db_stage_out(run, 0);
+    db_status st = db_stage_args(run, k, 4, sizeof ink, &ink, sizeof w, &w, sizeof h, &h, sizeof out, &out);
+    const size_t grid[2] = {(size_t)w, (size_t)h};
+    return st == DB_OK ? db_stage_launch(run, k, 2, grid, local) : st;
+}
+
+/* What the host code of the CPU cut needs besides its buffers. */
+struct cut_arg {
+    int rows, cols;
+};
+
+/* The CPU cut: Boykov-Kolmogorov on the graph, then the canonical sink side.
+** Buffers: source, sink, right, down, ink (out), report (out). */
+static void cut_host(void *const *ptrs, const void *argp)
+{
+    const struct cut_arg *a = argp;
+    int64_t *report = ptrs[5];
+    db_grid_cut *g = NULL;
+    report[CUT_OK] = 0;
+    report[CUT_FLOW] = 0;
+    if (db_grid_cut_new(a->rows, a->cols, ptrs[0], ptrs[1], ptrs[2], ptrs[3], &g) != DB_OK)
+        return;
+    report[CUT_FLOW] = db_grid_cut_solve(g);
+    db_grid_cut_labels(g, ptrs[4]);
+    report[CUT_OK] = 1;
+    db_grid_cut_free(g);
+}
+
+static db_status graphcut_cpu(db_stage_run *run)
+{
+    db_status st = check_size(run);
+    struct graph g;
+    if (st != DB_OK || (st = build_graph(run, &g, NULL)) != DB_OK)
+        return st;
+    struct cut_arg a = {db_stage_height(run) - 1, db_stage_width(run) - 1};
+    cl_mem mems[6] = {g.source, g.sink, g.right, g.down, g.ink, db_stage_out(run, 1)};
+    if ((st = db_stage_host(run, "boykov_kolmogorov", cut_host, &a, sizeof a, mems, 6)) != DB_OK)
+        return st;
+    return finish(run, g.ink, NULL);
+}
+
+static db_status graphcut_gpu(db_stage_run *run)
+{
+    const size_t local[2] = {32, 8};
+    db_status st = check_size(run);
+    struct graph g;
+    if (st != DB_OK || (st = build_graph(run, &g, local)) != DB_OK)
+        return st;
+    db_relabel strategy = (db_relabel)db_stage_job(run)->params[DB_HOWE_RELABEL];
+    cl_mem report = db_stage_out(run, 1);
+    cl_kernel ok = db_stage_kernel(run, "howe_graph.cl", "howe_cut_ok");
+    if (!ok)
+        return db_error_status();
+    db_pr_cut pr;
+    const size_t one = 1;
+    if ((st = db_pr_cut_begin(&pr, run, db_stage_height(run) - 1, db_stage_width(run) - 1, g.source, g.sink,
+                              g.right, g.down, strategy)) != DB_OK ||
+        (st = db_pr_cut_solve(&pr)) != DB_OK || (st = db_pr_cut_sink_side(&pr, g.ink)) != DB_OK ||
+        (st = db_pr_cut_flow(&pr, report, CUT_FLOW)) != DB_OK ||
+        (st = db_stage_args(run, ok, 1, sizeof report, &report)) != DB_OK ||
+        (st = db_stage_launch(run, ok, 1, &one, NULL)) != DB_OK)
+        return st;
+    return finish(run, g.ink, local);
+}
+
+static const db_param params[DB_HOWE_N_PARAMS] = {
+    [DB_HOWE_C] = {.name = "c", .kind = DB_PARAM_REAL, .def = 160, .min = 1, .max = 65536,
+                   .doc = "weight of the smoothness term (n-link capacity round(32 c))"},
+    [DB_HOWE_THI] = {.name = "thi", .kind = DB_PARAM_REAL, .def = 0.4, .min = 0.0, .max = 1.0,
+                     .doc = "Canny high threshold, a fraction of the largest gradient"},
+    [DB_HOWE_TLO] = {.name = "tlo", .kind = DB_PARAM_REAL, .def = 0.1, .min = 0.0, .max = 1.0,
+                     .doc = "Canny low threshold, a fraction of the largest gradient (below thi)"},
+    [DB_HOWE_SIGMA] = {.name = "sigma", .kind = DB_PARAM_REAL, .def = 0.6, .min = 0.1, .max = 10,
+                       .doc = "Canny's Gaussian sigma"},
+    [DB_HOWE_RELABEL] = {.name = "relabel", .kind = DB_PARAM_INT, .def = DB_RELABEL_EXPONENTIAL, .min = 0, .max = DB_RELABEL_COUNT - 1,
+                         .doc = "global relabel strategy of the gpu cut (speed only; the image is the same)",
+                         .names = db_relabel_names, .n_names = DB_RELABEL_COUNT},
+};
+
+static const db_stage stages[] = {
+    {"laplacian", "2 x Laplacian of the forward differences, -1000 at bright-background outliers", {IMAGE}, 1,
+     {GRAY, LAP2}, 2, {laplacian_cpu, laplacian_gpu}},
+    {"canny", "MATLAB's canny_old: edges that cut the graph's links", {IMAGE}, 1, {EDGES}, 1,
+     {db_canny_cpu, db_canny_gpu}},
+    {"graphcut", "minimum cut of the grid graph (cpu: Boykov-Kolmogorov, gpu: push-relabel); ink = the sink side",
+     {GRAY, LAP2, EDGES},
+     3, {BINARY, CUT}, 2, {graphcut_cpu, graphcut_gpu}},
+};
+
+static const db_report_field report[] = {
+    {.name = "cut_ok", .index = CUT_OK, .if_zero = "out of memory in the graph cut", .fatal = 1},
+    {.name = "flow", .index = CUT_FLOW},
+};
+
+const db_algo db_algo_howe = {
+    .name = "howe",
+    .doc = "Howe's graph-cut binarization (Laplacian data term, Canny edges, minimum cut)",
+    .items = items,
+    .n_items = N_ITEMS,
+    .input = IMAGE,
+    .output = BINARY,
+    .stages = stages,
+    .n_stages = 3,
+    .params = params,
+    .n_params = DB_HOWE_N_PARAMS,
+    .report_fields = report,
+    .n_report_fields = 2,
+    .report_item = CUT,
+    .report_wide = 1,
+};

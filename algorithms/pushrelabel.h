@@ -1,0 +1,70 @@
+/*
+** pushrelabel.h — minimum s-t cuts on the 4-connected grid on an OpenCL device:
+** synchronous push-relabel with global relabels (specs/howe.md §8, §9).
+**
+** The graph is the one of algorithms/maxflow.h (per-node t-link capacities to
+** the source and the sink, symmetric links to the right and lower neighbours,
+** int32 in raster order), held in device buffers. The cut is canonical: a node
+** is on the sink side iff it can reach the sink in the final residual graph,
+** so it equals the Boykov-Kolmogorov cut of the cpu role node for node. Calls
+** are made from a stage implementation and enqueue on that stage's device.
+*/
+#ifndef DB_PUSHRELABEL_H
+#define DB_PUSHRELABEL_H
+
+#include "runtime/stage.h"
+
+/* How often exact heights are recomputed by a search from the sink (the names
+** of Westphal et al. 2018): never during the run, once before the first push,
+** every 8 push/relabel iterations, or at intervals doubling from 8. The last
+** search of the cut always runs, so the choice changes speed, never the cut. */
+typedef enum db_relabel {
+    DB_RELABEL_NONE,
+    DB_RELABEL_INITIAL,
+    DB_RELABEL_FIXED,
+    DB_RELABEL_EXPONENTIAL,
+    DB_RELABEL_COUNT
+} db_relabel;
+
+/* The strategies' names, in enum order (parameter values of `relabel`). */
+extern const char *const db_relabel_names[DB_RELABEL_COUNT];
+
+/* A push-relabel solve in progress on one stage's device. Fields are private. */
+typedef struct db_pr_cut {
+    db_stage_run *run;
+    cl_int rows, cols, n, hmax;
+    db_relabel strategy;
+    cl_mem right, down;                 /* original link capacities (raises test them) */
+    cl_mem res, rt, excess, heights[2]; /* residuals N/S/W/E per node, to the sink; excess; heights */
+    cl_mem counter, base, partial;
+    int cur;                            /* which heights[] buffer is current */
+    int exact;                          /* heights are exact distances (a global relabel ran since the last change) */
+    long iterations;                    /* push/relabel iterations so far, over every solve */
+    long relabels;                      /* global relabels so far */
+    cl_kernel fill, bfs_init, bfs_step, push, relabel, raise;
+} db_pr_cut;
+
+/* Starts a cut of the rows x cols grid whose capacities are in the given device
+** buffers (rows*cols int32 each; the links of the last column and row are
+** ignored). Sends what both t-links of a node share straight through it. The
+** buffers must outlive the cut; scratch memory comes from the stage. */
+db_status db_pr_cut_begin(db_pr_cut *pr, db_stage_run *run, int rows, int cols, cl_mem source, cl_mem sink,
+                          cl_mem right, cl_mem down, db_relabel strategy);
+
+/* Runs push-relabel until no node with excess can reach the sink (a maximum
+** preflow). After db_pr_cut_raise_links it resumes from the current flow. */
+db_status db_pr_cut_solve(db_pr_cut *pr);
+
+/* Adds `delta` (>= 0) to both arcs of every link of positive capacity: the
+** flow stays feasible, so the next solve is warm (specs/howe.md §9). */
+db_status db_pr_cut_raise_links(db_pr_cut *pr, cl_int delta);
+
+/* Writes the sink side, rows*cols bytes: 1 for the nodes that can reach the
+** sink in the residual graph, 0 for the others (one last global relabel makes
+** the heights exact first). Call after db_pr_cut_solve. */
+db_status db_pr_cut_sink_side(db_pr_cut *pr, cl_mem out);
+
+/* Writes the flow value (int64) into `out` at element `index`. */
+db_status db_pr_cut_flow(db_pr_cut *pr, cl_mem out, cl_int index);
+
+#endif
