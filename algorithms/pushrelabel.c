@@ -1,14 +1,17 @@
 /*
 ** pushrelabel.c — the host side of the grid push-relabel cut (kernels in
-** cl/pushrelabel.cl). The loop runs on the device in rounds of iterations; the
-** host reads one counter per round, so a solve costs few synchronisations.
+** cl/pushrelabel.cl). Each launch runs several lock-free rounds on the device,
+** and the host reads one counter per launch, so a solve costs few launches and
+** synchronisations; the cut does not depend on the order work-items ran in.
 */
 #include "algorithms/pushrelabel.h"
 
 const char *const db_relabel_names[DB_RELABEL_COUNT] = {"none", "initial", "fixed", "exponential"};
 
-/* Iterations between reads of the active-node count. */
+/* Push-relabel cycles, and relaxation sweeps of a global relabel, per launch:
+** each launch is followed by one read of a counter. */
 #define ROUND 8
+#define SWEEPS 16
 /* Work-group size of the flow reduction, and its number of groups. */
 #define GROUP 256
 #define PARTS 256
@@ -28,37 +31,25 @@ static db_status fill(db_pr_cut *pr, cl_mem buf, cl_int count, cl_int value)
     return st == DB_OK ? launch(pr, pr->fill, (size_t)count) : st;
 }
 
-/* Exact distances to the sink by a breadth-first search over reverse residual
-** arcs: one launch per level, in rounds that double in length, with one read
-** of the deepest level reached per round. */
+/* Exact distances to the sink (a breadth-first search over reverse residual
+** arcs, done as relaxation): launches of SWEEPS rounds, one read of the
+** "changed" flag after each, until a launch changes nothing. */
 static db_status global_relabel(db_pr_cut *pr)
 {
     db_stage_run *run = pr->run;
-    cl_mem h = pr->heights[pr->cur];
+    cl_int sweeps = SWEEPS;
     db_status st = db_stage_args(run, pr->bfs_init, 4, sizeof pr->rt, &pr->rt, sizeof pr->n, &pr->n,
-                                 sizeof pr->hmax, &pr->hmax, sizeof h, &h);
+                                 sizeof pr->hmax, &pr->hmax, sizeof pr->height, &pr->height);
     if (st == DB_OK)
         st = launch(pr, pr->bfs_init, (size_t)pr->n);
-    cl_int level = 1;
-    for (int round = 8; st == DB_OK; round *= 2) {
-        if ((st = fill(pr, pr->counter, 1, 0)) != DB_OK)
+    if (st == DB_OK)
+        st = db_stage_args(run, pr->bfs_sweeps, 6, sizeof pr->res, &pr->res, sizeof pr->rows, &pr->rows,
+                           sizeof pr->cols, &pr->cols, sizeof sweeps, &sweeps, sizeof pr->height, &pr->height,
+                           sizeof pr->counter, &pr->counter);
+    for (cl_int changed = 1; st == DB_OK && changed;) {
+        if ((st = fill(pr, pr->counter, 1, 0)) != DB_OK || (st = launch(pr, pr->bfs_sweeps, (size_t)pr->n)) != DB_OK ||
+            (st = db_stage_read(run, pr->counter, 0, sizeof changed, &changed)) != DB_OK)
             return st;
-        for (int j = 0; j < round; j++, level++) {
-            cl_mem in = pr->heights[pr->cur], out = pr->heights[1 - pr->cur];
-            st = db_stage_args(run, pr->bfs_step, 8, sizeof pr->res, &pr->res, sizeof pr->rows, &pr->rows,
-                               sizeof pr->cols, &pr->cols, sizeof level, &level, sizeof pr->hmax, &pr->hmax,
-                               sizeof in, &in, sizeof out, &out, sizeof pr->counter, &pr->counter);
-            if (st == DB_OK)
-                st = launch(pr, pr->bfs_step, (size_t)pr->n);
-            if (st != DB_OK)
-                return st;
-            pr->cur = 1 - pr->cur;
-        }
-        cl_int reached = 0;
-        if ((st = db_stage_read(run, pr->counter, 0, sizeof reached, &reached)) != DB_OK)
-            return st;
-        if (reached < level) /* the round's last launch set nothing */
-            break;
     }
     if (st == DB_OK) {
         pr->exact = 1;
@@ -78,21 +69,19 @@ db_status db_pr_cut_begin(db_pr_cut *pr, db_stage_run *run, int rows, int cols, 
     pr->res = db_stage_scratch(run, 4 * n * sizeof(cl_int));
     pr->rt = db_stage_scratch(run, n * sizeof(cl_int));
     pr->excess = db_stage_scratch(run, n * sizeof(cl_int));
-    pr->heights[0] = db_stage_scratch(run, n * sizeof(cl_int));
-    pr->heights[1] = db_stage_scratch(run, n * sizeof(cl_int));
+    pr->height = db_stage_scratch(run, n * sizeof(cl_int));
     pr->counter = db_stage_scratch(run, sizeof(cl_int));
     pr->base = db_stage_scratch(run, n * sizeof(cl_long));
     pr->partial = db_stage_scratch(run, PARTS * sizeof(cl_long));
     pr->fill = db_stage_kernel(run, "pushrelabel.cl", "pr_fill");
     pr->bfs_init = db_stage_kernel(run, "pushrelabel.cl", "pr_bfs_init");
-    pr->bfs_step = db_stage_kernel(run, "pushrelabel.cl", "pr_bfs_step");
-    pr->push = db_stage_kernel(run, "pushrelabel.cl", "pr_push");
-    pr->relabel = db_stage_kernel(run, "pushrelabel.cl", "pr_relabel");
+    pr->bfs_sweeps = db_stage_kernel(run, "pushrelabel.cl", "pr_bfs_sweeps");
+    pr->cycles = db_stage_kernel(run, "pushrelabel.cl", "pr_cycles");
+    pr->count = db_stage_kernel(run, "pushrelabel.cl", "pr_count_active");
     pr->raise = db_stage_kernel(run, "pushrelabel.cl", "pr_raise");
     cl_kernel init = db_stage_kernel(run, "pushrelabel.cl", "pr_init");
-    if (!pr->res || !pr->rt || !pr->excess || !pr->heights[0] || !pr->heights[1] || !pr->counter || !pr->base ||
-        !pr->partial || !pr->fill || !pr->bfs_init || !pr->bfs_step || !pr->push || !pr->relabel || !pr->raise ||
-        !init)
+    if (!pr->res || !pr->rt || !pr->excess || !pr->height || !pr->counter || !pr->base || !pr->partial || !pr->fill ||
+        !pr->bfs_init || !pr->bfs_sweeps || !pr->cycles || !pr->count || !pr->raise || !init)
         return db_error_status();
     db_status st = db_stage_args(run, init, 10, sizeof source, &source, sizeof sink, &sink, sizeof right, &right,
                                  sizeof down, &down, sizeof pr->rows, &pr->rows, sizeof pr->cols, &pr->cols,
@@ -101,34 +90,29 @@ db_status db_pr_cut_begin(db_pr_cut *pr, db_stage_run *run, int rows, int cols, 
     if (st == DB_OK)
         st = launch(pr, init, n);
     if (st == DB_OK)
-        st = strategy == DB_RELABEL_NONE ? fill(pr, pr->heights[pr->cur], pr->n, 0) : global_relabel(pr);
+        st = strategy == DB_RELABEL_NONE ? fill(pr, pr->height, pr->n, 0) : global_relabel(pr);
     return st;
 }
 
 db_status db_pr_cut_solve(db_pr_cut *pr)
 {
     db_stage_run *run = pr->run;
-    db_status st = DB_OK;
+    cl_int cycles = ROUND;
     long start = pr->iterations, interval = ROUND, next_relabel = pr->iterations + interval;
     for (;;) {
-        for (int j = 0; j < ROUND && st == DB_OK; j++) {
-            cl_mem hin = pr->heights[pr->cur], hout = pr->heights[1 - pr->cur];
-            st = db_stage_args(run, pr->push, 7, sizeof pr->excess, &pr->excess, sizeof hin, &hin, sizeof pr->res,
-                               &pr->res, sizeof pr->rt, &pr->rt, sizeof pr->rows, &pr->rows, sizeof pr->cols,
-                               &pr->cols, sizeof pr->hmax, &pr->hmax);
-            if (st == DB_OK)
-                st = launch(pr, pr->push, (size_t)pr->n);
-            if (st == DB_OK && j == ROUND - 1)
-                st = fill(pr, pr->counter, 1, 0);
-            if (st == DB_OK)
-                st = db_stage_args(run, pr->relabel, 9, sizeof pr->excess, &pr->excess, sizeof hin, &hin,
-                                   sizeof pr->res, &pr->res, sizeof pr->rt, &pr->rt, sizeof pr->rows, &pr->rows,
-                                   sizeof pr->cols, &pr->cols, sizeof pr->hmax, &pr->hmax, sizeof hout, &hout,
-                                   sizeof pr->counter, &pr->counter);
-            if (st == DB_OK)
-                st = launch(pr, pr->relabel, (size_t)pr->n);
-            pr->cur = 1 - pr->cur;
-        }
+        db_status st = db_stage_args(run, pr->cycles, 8, sizeof pr->excess, &pr->excess, sizeof pr->height,
+                                     &pr->height, sizeof pr->res, &pr->res, sizeof pr->rt, &pr->rt, sizeof pr->rows,
+                                     &pr->rows, sizeof pr->cols, &pr->cols, sizeof pr->hmax, &pr->hmax,
+                                     sizeof cycles, &cycles);
+        if (st == DB_OK)
+            st = launch(pr, pr->cycles, (size_t)pr->n);
+        if (st == DB_OK)
+            st = fill(pr, pr->counter, 1, 0);
+        if (st == DB_OK)
+            st = db_stage_args(run, pr->count, 5, sizeof pr->excess, &pr->excess, sizeof pr->height, &pr->height,
+                               sizeof pr->n, &pr->n, sizeof pr->hmax, &pr->hmax, sizeof pr->counter, &pr->counter);
+        if (st == DB_OK)
+            st = launch(pr, pr->count, (size_t)pr->n);
         if (st != DB_OK)
             return st;
         pr->iterations += ROUND;
@@ -171,7 +155,7 @@ db_status db_pr_cut_sink_side(db_pr_cut *pr, cl_mem out)
     if (!k)
         return db_error_status();
     db_status st = pr->exact ? DB_OK : global_relabel(pr);
-    cl_mem h = pr->heights[pr->cur];
+    cl_mem h = pr->height;
     if (st == DB_OK)
         st = db_stage_args(pr->run, k, 4, sizeof h, &h, sizeof pr->n, &pr->n, sizeof pr->hmax, &pr->hmax,
                            sizeof out, &out);

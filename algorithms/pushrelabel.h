@@ -35,13 +35,12 @@ typedef struct db_pr_cut {
     cl_int rows, cols, n, hmax;
     db_relabel strategy;
     cl_mem right, down;                 /* original link capacities (raises test them) */
-    cl_mem res, rt, excess, heights[2]; /* residuals N/S/W/E per node, to the sink; excess; heights */
+    cl_mem res, rt, excess, height;     /* residuals N/S/W/E per node, to the sink; excess; heights */
     cl_mem counter, base, partial;
-    int cur;                            /* which heights[] buffer is current */
     int exact;                          /* heights are exact distances (a global relabel ran since the last change) */
     long iterations;                    /* push/relabel iterations so far, over every solve */
     long relabels;                      /* global relabels so far */
-    cl_kernel fill, bfs_init, bfs_step, push, relabel, raise;
+    cl_kernel fill, bfs_init, bfs_sweeps, cycles, count, raise;
 } db_pr_cut;
 
 /* Starts a cut of the rows x cols grid whose capacities are in the given device

@@ -78,7 +78,7 @@ kernel void pr_fill(global int *x, int n, int value)
 }
 
 /* Global relabel, start: nodes with a residual arc to the sink are at distance 1,
-** the others unreached (hmax). */
+** the others unreached (hmax) until pr_bfs_sweeps finds a path. */
 kernel void pr_bfs_init(global const int *rt, int n, int hmax, global int *height)
 {
     int i = get_global_id(0);
@@ -86,92 +86,95 @@ kernel void pr_bfs_init(global const int *rt, int n, int hmax, global int *heigh
         height[i] = rt[i] > 0 ? 1 : hmax;
 }
 
-/* One level of the search (heights double-buffered, so that no launch reads a
-** value another work-item writes): an unreached node with a residual arc to a
-** node at distance `level` gets level + 1; *reached records the deepest level
-** set. Launches past the last level change nothing. */
-kernel void pr_bfs_step(global const int *res, int rows, int cols, int level, int hmax, global const int *h_in,
-                        global int *h_out, global int *reached)
+/* `sweeps` rounds of relaxation toward exact distances to the sink: a node's
+** height becomes one more than its lowest neighbour over a residual arc when
+** that is lower. Heights only fall and never below the true distance, so the
+** relaxation reaches the breadth-first distances in any order of updates;
+** neighbours' heights are read as they change (volatile), which lets one
+** launch carry distances many levels. *changed is set when a launch lowered
+** anything; a launch that changes nothing saw only final values. */
+kernel void pr_bfs_sweeps(global const int *res, int rows, int cols, int sweeps, volatile global int *height,
+                          global int *changed)
 {
     int i = get_global_id(0);
     if (i >= rows * cols)
         return;
-    int h = h_in[i];
-    if (h == hmax)
+    int h = height[i], lowered = 0;
+    for (int s = 0; s < sweeps; s++) {
+        if (h == 1)
+            break;
+        int best = h;
         for (int d = 0; d < 4; d++) {
             int v = neighbour(i, d, rows, cols);
-            if (v >= 0 && res[4 * i + d] > 0 && h_in[v] == level) {
-                h = level + 1;
-                atomic_max(reached, level + 1);
-                break;
+            if (v >= 0 && res[4 * i + d] > 0)
+                best = min(best, height[v] + 1);
+        }
+        if (best < h) {
+            h = best;
+            height[i] = h;
+            lowered = 1;
+        }
+    }
+    if (lowered)
+        *changed = 1;
+}
+
+/* `cycles` rounds of lock-free push-relabel (Hong & He): an active node pushes
+** to its lowest neighbour over a residual arc (the sink counts as 0) when it
+** is above it, and otherwise rises to one above it, or to hmax when it has no
+** residual arc. Residuals and excess change by atomics, and only the node
+** itself lowers its own excess and residuals, so what it read stays a lower
+** bound: any interleaving of the work-items gives a valid preflow and valid
+** heights. Neighbours' heights are read as they change (volatile). */
+kernel void pr_cycles(volatile global int *excess, volatile global int *height, volatile global int *res,
+                      global int *rt, int rows, int cols, int hmax, int cycles)
+{
+    int i = get_global_id(0);
+    if (i >= rows * cols)
+        return;
+    int nb[4];
+    for (int d = 0; d < 4; d++)
+        nb[d] = neighbour(i, d, rows, cols);
+    for (int c = 0; c < cycles; c++) {
+        int e = excess[i], h = height[i];
+        if (e <= 0 || h >= hmax)
+            continue;
+        /* The sink, at height 0, is the lowest a node can see. */
+        int t = rt[i];
+        int low = t > 0 ? 0 : hmax, dir = t > 0 ? 4 : -1;
+        for (int d = 0; d < 4 && low > 0; d++) {
+            if (nb[d] < 0 || res[4 * i + d] <= 0)
+                continue;
+            int hv = height[nb[d]];
+            if (hv < low) {
+                low = hv;
+                dir = d;
             }
         }
-    h_out[i] = h;
+        if (dir == 4 && h > 0) {
+            int delta = min(e, t);
+            rt[i] = t - delta;
+            atomic_sub(&excess[i], delta);
+        } else if (dir >= 0 && h > low) {
+            int delta = min(e, res[4 * i + dir]);
+            atomic_sub(&res[4 * i + dir], delta);
+            atomic_add(&res[4 * nb[dir] + opposite(dir)], delta);
+            atomic_sub(&excess[i], delta);
+            atomic_add(&excess[nb[dir]], delta);
+        } else {
+            height[i] = dir >= 0 ? min(low + 1, hmax) : hmax;
+        }
+    }
 }
 
-/* Push: an active node sends what it can to the sink, then to each neighbour
-** one level below, in a fixed order. An arc and its reverse are never both
-** admissible, so residuals need no atomics; excess arriving from neighbours does. */
-kernel void pr_push(global int *excess, global const int *height, global int *res, global int *rt, int rows,
-                    int cols, int hmax)
+/* Counts the nodes that still have excess and may reach the sink. A pass of
+** its own: counted inside pr_cycles, a node could be idle when counted and
+** receive excess from a neighbour afterwards. */
+kernel void pr_count_active(global const int *excess, global const int *height, int n, int hmax,
+                            global int *active)
 {
     int i = get_global_id(0);
-    if (i >= rows * cols)
-        return;
-    int h = height[i];
-    int e = atomic_add(&excess[i], 0);
-    if (e <= 0 || h >= hmax)
-        return;
-    int pushed = 0;
-    int t = min(e, rt[i]);
-    if (t > 0) {
-        rt[i] -= t;
-        e -= t;
-        pushed += t;
-    }
-    for (int d = 0; d < 4 && e > 0; d++) {
-        int v = neighbour(i, d, rows, cols);
-        if (v < 0 || height[v] != h - 1)
-            continue;
-        int c = res[4 * i + d];
-        if (c <= 0)
-            continue;
-        int delta = min(e, c);
-        res[4 * i + d] = c - delta;
-        atomic_add(&res[4 * v + opposite(d)], delta);
-        atomic_add(&excess[v], delta);
-        e -= delta;
-        pushed += delta;
-    }
-    if (pushed)
-        atomic_sub(&excess[i], pushed);
-}
-
-/* Relabel (heights double-buffered): an active node without an admissible arc
-** rises to one above its lowest residual neighbour (the sink counts as 0), or to
-** hmax when it has none. Counts the nodes still active. */
-kernel void pr_relabel(global const int *excess, global const int *height, global const int *res,
-                       global const int *rt, int rows, int cols, int hmax, global int *next, global int *active)
-{
-    int i = get_global_id(0);
-    if (i >= rows * cols)
-        return;
-    int h = height[i];
-    next[i] = h;
-    if (excess[i] <= 0 || h >= hmax)
-        return;
-    int lowest = rt[i] > 0 ? 0 : hmax;
-    int admissible = rt[i] > 0;
-    for (int d = 0; d < 4; d++) {
-        int v = neighbour(i, d, rows, cols);
-        if (v < 0 || res[4 * i + d] <= 0)
-            continue;
-        lowest = min(lowest, height[v]);
-        admissible |= height[v] == h - 1;
-    }
-    if (!admissible)
-        next[i] = lowest >= hmax ? hmax : lowest + 1;
-    if (next[i] < hmax)
+    if (i < n && excess[i] > 0 && height[i] < hmax)
         atomic_inc(active);
 }
 
