@@ -52,10 +52,10 @@ if [ "$part" = check ]; then
     echo "identity: $([ $mismatch = 0 ] && echo all equal || echo MISMATCH)"
     echo "== profile"
     for s in initial fixed exponential; do
-        for page in $a4 $(ls "$images"/$glob 2>/dev/null | head -2); do
+        for page in $(ls "$images"/$glob 2>/dev/null | head -2); do
             echo "relabel: $s"
             echo "image $(basename $page)"
-            $run --algo howe --map gpu --param relabel=$s --gpu-device nvidia "$page" --repeat 4 --profile \
+            timeout 120 $run --algo howe --map gpu --param relabel=$s --gpu-device nvidia "$page" --repeat 4 --profile \
                 -o /tmp/docbin-p.png 2>&1
             echo
         done
