@@ -18,9 +18,8 @@ if [ ! -e /etc/OpenCL/vendors/nvidia.icd ] && ldconfig -p | grep -q libnvidia-op
     mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
 fi
 build=build-device
-if [ ! -x "$build/docbin-run" ]; then
-    meson setup "$build" -Dtest_gpu_device=nvidia >/dev/null && meson compile -C "$build" >/dev/null || exit 1
-fi
+[ -d "$build" ] || meson setup "$build" -Dtest_gpu_device=nvidia >/dev/null || exit 1
+meson compile -C "$build" >/dev/null || exit 1
 run="$build/docbin-run"
 export DOCBIN_CACHE_DIR=$PWD/$build/kernel-cache
 maps="cpu,cpu,cpu cpu,cpu,gpu cpu,gpu,cpu cpu,gpu,gpu gpu,cpu,cpu gpu,cpu,gpu gpu,gpu,cpu gpu,gpu,gpu"
