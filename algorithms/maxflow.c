@@ -11,21 +11,29 @@
 ** its net terminal residual and its tree state, so that visiting a neighbour
 ** touches one cache line (two nodes share a line).
 **
-** Two departures from BK v3, both measured on Howe graphs of synthetic and
-** DIBCO pages (bench/maxflow_bench.cpp): the first solve starts by pushing
-** flow through every source-node/sink-node pair of neighbours in one raster
-** pass (push_pairs), and growth does not re-parent tree nodes to shallower
+** Two departures from BK v3, both measured on Howe graphs of synthetic pages
+** (bench/maxflow_bench.cpp): the first solve starts by pushing flow through
+** every source-node/sink-node pair of neighbours in one raster pass
+** (push_pairs), and growth does not re-parent tree nodes to shallower
 ** neighbours (v3's growth-time distance heuristic): on these graphs reading
 ** every neighbour's stamp cost more time than the shorter paths saved.
 **
-** The grid is stored with a ghost row above and below and one ghost column
-** that the rows share (the west neighbour of column 0 is the ghost at the end
-** of the previous stored row). Ghost nodes have no residual arcs and are never
-** in a tree, so the inner loops need no bounds checks: every move to a
-** neighbour is guarded by a residual test, and a ghost's residuals are 0.
+** Residuals are stored minus the sum of all raises so far (`raise`), so that
+** raising every link is one addition; an arc that is not a link (capacity 0,
+** or across the grid's edge) stores NO_ARC, which stays negative after any
+** raise. Every "is there residual" test is therefore rc + raise > 0, and a
+** move to a neighbour is always guarded by one. That also lets the rows sit
+** back to back: the east arc of the last column, which would lead to the
+** next row's first node, is never open. One ghost row above and one below
+** keep the vertical neighbours of the border rows inside the array.
 **
-** Capacities must stay below 2^30 including every raise: an n-link's two
-** residuals add up to twice its capacity in int32.
+** A tuning chain cuts one graph 33 times, so the work between solves must not
+** grow with the page: the saturated arcs that a raise re-opens come from a
+** list kept by augmentation, and labels start from a list of the nodes that
+** still have residual to the sink.
+**
+** Capacities, including every raise, must stay below 2^29 (CAP_LIMIT): an
+** n-link's two residuals add up to twice its capacity in int32.
 */
 #include "algorithms/maxflow.h"
 
@@ -42,21 +50,22 @@ enum { PARENT_TERMINAL = 4, PARENT_ORPHAN = 5, PARENT_NONE = 6 };
 enum { TREE_FREE = 0, TREE_SOURCE = 1, TREE_SINK = 2 };
 
 /* FLAG_ACTIVE: queued as active, or the node being grown from (BK's
-** "current node"), so that it is not queued twice. FLAG_LINK_*: the link to
-** that neighbour had a positive capacity when the graph was made; only those
-** links are raised (a zero-capacity link is a removed link, not a weak one). */
-enum { FLAG_ACTIVE = 1, FLAG_LINK_S = 2, FLAG_LINK_E = 4 };
+** "current node"), so that it is not queued twice. FLAG_SATURATED: the node
+** is in the list of tails of saturated arcs, so that it is listed once. */
+enum { FLAG_ACTIVE = 1, FLAG_SATURATED = 2 };
+
+/* Largest accepted capacity, and the stored residual of a missing arc: below
+** -(any raise), so rc + raise stays <= 0 and cannot overflow. */
+#define CAP_LIMIT (1 << 29)
+#define NO_ARC (-(1 << 30))
 
 /* The active queue is read in order, so the records of the node a few places
 ** ahead and of its vertical neighbours can be fetched before they are needed:
 ** on pages larger than the cache the solver mostly waits for memory. */
 #define PREFETCH_AHEAD 8
 
-/* Largest accepted capacity (see the file comment). */
-#define CAP_LIMIT (1 << 29)
-
 typedef struct node {
-    int32_t rc[4];  /* residual capacity of the arc to the N, S, W, E neighbour */
+    int32_t rc[4];  /* residual to the N, S, W, E neighbour, minus the raise (NO_ARC: none) */
     int32_t tr;     /* residual source->node if > 0, node->sink is -tr if < 0 (BK's tr_cap) */
     int32_t ts;     /* time at which dist was last known to be right */
     int32_t dist;   /* tree distance to the terminal, an estimate between time stamps */
@@ -68,19 +77,23 @@ typedef struct node {
 
 struct db_grid_cut {
     int rows, cols;
-    int32_t stride;   /* cols + 1: the shared ghost column */
-    int32_t first;    /* stored index of node (0, 0) */
-    int32_t count;    /* stored nodes, ghosts included */
-    int32_t real;     /* rows * cols */
-    int32_t off[4];   /* index offsets of the N, S, W, E neighbours */
+    int32_t first;      /* stored index of node (0, 0), after the ghost row */
+    int32_t count;      /* stored nodes, ghosts included */
+    int32_t real;       /* rows * cols */
+    int32_t off[4];     /* index offsets of the N, S, W, E neighbours */
+    int32_t raise;      /* sum of all raises; residual = rc + raise */
     node *nodes;
-    int32_t *active;  /* FIFO ring of active nodes, `real` slots */
+    int32_t *active;    /* FIFO ring of active nodes, `real` slots */
     int32_t active_head, active_count;
-    int32_t *orphans; /* FIFO ring of orphans, `real` slots; empty between solves */
+    int32_t *orphans;   /* FIFO ring of orphans, `real` slots; empty between solves */
     int32_t orphan_head, orphan_count;
-    int32_t time;     /* BK's TIME: one tick per growth step */
+    int32_t *saturated; /* tails of arcs saturated since the last raise (may be stale) */
+    int32_t saturated_count;
+    int32_t *seeds;     /* a superset of the nodes with residual to the sink */
+    int32_t seed_count;
+    int32_t time;       /* BK's TIME: one tick per growth step */
     int64_t flow;
-    int started;      /* the trees exist (the first solve has begun) */
+    int started;        /* the trees exist (the first solve has begun) */
 };
 
 db_status db_grid_cut_new(int rows, int cols, const int32_t *source, const int32_t *sink, const int32_t *right,
@@ -89,49 +102,50 @@ db_status db_grid_cut_new(int rows, int cols, const int32_t *source, const int32
     *out = NULL;
     if (rows < 1 || cols < 1)
         return db_fail(DB_ERR_USAGE, "grid cut: %d x %d grid; both sides must be at least 1", rows, cols);
-    if (((int64_t)rows + 2) * ((int64_t)cols + 1) > INT32_MAX / 2)
+    if (((int64_t)rows + 2) * (int64_t)cols > INT32_MAX / 2)
         return db_fail(DB_ERR_USAGE, "grid cut: %d x %d grid is too large (at most 2^30 nodes)", rows, cols);
-    size_t real = (size_t)rows * (size_t)cols;
-    for (size_t i = 0; i < real; i++) {
-        int r = (int)(i / (size_t)cols), c = (int)(i % (size_t)cols);
-        int32_t hr = c + 1 < cols ? right[i] : 0, vd = r + 1 < rows ? down[i] : 0;
-        if (source[i] < 0 || sink[i] < 0 || hr < 0 || vd < 0 || source[i] > CAP_LIMIT || sink[i] > CAP_LIMIT ||
-            hr > CAP_LIMIT || vd > CAP_LIMIT)
-            return db_fail(DB_ERR_USAGE,
-                           "grid cut: node (%d, %d) has a capacity outside 0..%d (source %d, sink %d, right %d, "
-                           "down %d)",
-                           r, c, CAP_LIMIT, (int)source[i], (int)sink[i], (int)hr, (int)vd);
-    }
+    for (int r = 0, i = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++, i++) {
+            int32_t hr = c + 1 < cols ? right[i] : 0, vd = r + 1 < rows ? down[i] : 0;
+            if (source[i] < 0 || sink[i] < 0 || hr < 0 || vd < 0 || source[i] > CAP_LIMIT ||
+                sink[i] > CAP_LIMIT || hr > CAP_LIMIT || vd > CAP_LIMIT)
+                return db_fail(DB_ERR_USAGE,
+                               "grid cut: node (%d, %d) has a capacity outside 0..%d (source %d, sink %d, "
+                               "right %d, down %d)",
+                               r, c, CAP_LIMIT, (int)source[i], (int)sink[i], (int)hr, (int)vd);
+        }
 
     db_grid_cut *g = calloc(1, sizeof *g);
     if (!g)
         return db_fail(DB_ERR_NOMEM, "grid cut: out of memory for a %d x %d grid", rows, cols);
+    size_t real = (size_t)rows * (size_t)cols;
     g->rows = rows;
     g->cols = cols;
-    g->stride = cols + 1;
-    g->first = g->stride;
-    g->count = (rows + 2) * g->stride;
+    g->first = cols;
+    g->count = (rows + 2) * cols;
     g->real = (int32_t)real;
-    g->off[DIR_N] = -g->stride;
-    g->off[DIR_S] = g->stride;
+    g->off[DIR_N] = -cols;
+    g->off[DIR_S] = cols;
     g->off[DIR_W] = -1;
     g->off[DIR_E] = 1;
-    g->nodes = calloc((size_t)g->count, sizeof *g->nodes);
+    g->nodes = malloc((size_t)g->count * sizeof *g->nodes);
     g->active = malloc(real * sizeof *g->active);
     g->orphans = malloc(real * sizeof *g->orphans);
-    if (!g->nodes || !g->active || !g->orphans) {
+    g->saturated = malloc(real * sizeof *g->saturated);
+    g->seeds = malloc(real * sizeof *g->seeds);
+    if (!g->nodes || !g->active || !g->orphans || !g->saturated || !g->seeds) {
         db_grid_cut_free(g);
         return db_fail(DB_ERR_NOMEM, "grid cut: out of memory for a %d x %d grid (%zu MiB)", rows, cols,
-                       ((size_t)g->count * sizeof(node) + 2 * real * sizeof(int32_t)) >> 20);
+                       ((size_t)g->count * sizeof(node) + 4 * real * sizeof(int32_t)) >> 20);
     }
+    const node ghost = {.rc = {NO_ARC, NO_ARC, NO_ARC, NO_ARC}, .parent = PARENT_NONE, .tree = TREE_FREE};
     for (int32_t k = 0; k < g->count; k++)
-        g->nodes[k].parent = PARENT_NONE;
+        g->nodes[k] = ghost;
 
     /* The part of every node's flow that goes straight source -> node -> sink
     ** is pushed here; only the difference stays as a terminal residual. */
-    size_t i = 0;
-    for (int r = 0; r < rows; r++) {
-        node *row = g->nodes + g->first + (int32_t)r * g->stride;
+    for (int r = 0, i = 0; r < rows; r++) {
+        node *row = g->nodes + g->first + r * cols;
         for (int c = 0; c < cols; c++, i++) {
             node *x = &row[c];
             g->flow += source[i] < sink[i] ? source[i] : sink[i];
@@ -139,12 +153,10 @@ db_status db_grid_cut_new(int rows, int cols, const int32_t *source, const int32
             if (c + 1 < cols && right[i] > 0) {
                 x->rc[DIR_E] = right[i];
                 row[c + 1].rc[DIR_W] = right[i];
-                x->flags |= FLAG_LINK_E;
             }
             if (r + 1 < rows && down[i] > 0) {
                 x->rc[DIR_S] = down[i];
-                row[c + g->stride].rc[DIR_N] = down[i];
-                x->flags |= FLAG_LINK_S;
+                row[c + cols].rc[DIR_N] = down[i];
             }
         }
     }
@@ -159,6 +171,8 @@ void db_grid_cut_free(db_grid_cut *g)
     free(g->nodes);
     free(g->active);
     free(g->orphans);
+    free(g->saturated);
+    free(g->seeds);
     free(g);
 }
 
@@ -185,6 +199,16 @@ static inline void set_orphan(db_grid_cut *g, int32_t u)
     g->orphan_count++;
 }
 
+/* Records that an arc out of u reached zero residual, for the next raise. */
+static inline void note_saturated(db_grid_cut *g, int32_t u)
+{
+    node *x = &g->nodes[u];
+    if (!(x->flags & FLAG_SATURATED)) {
+        x->flags |= FLAG_SATURATED;
+        g->saturated[g->saturated_count++] = u;
+    }
+}
+
 /* Pushes the bottleneck along source tree -> s -> t -> sink tree, where the
 ** middle arc leaves s in direction `dir`. Nodes whose parent arc (or terminal
 ** arc) saturates become orphans. */
@@ -192,8 +216,9 @@ static void augment(db_grid_cut *g, int32_t s, int dir)
 {
     node *nd = g->nodes;
     const int32_t *off = g->off;
+    const int32_t raise = g->raise;
     int32_t t = s + off[dir];
-    int32_t b = nd[s].rc[dir];
+    int32_t b = nd[s].rc[dir] + raise;
 
     int32_t x = s;
     for (;;) {
@@ -201,8 +226,8 @@ static void augment(db_grid_cut *g, int32_t s, int dir)
         if (p == PARENT_TERMINAL)
             break;
         int32_t y = x + off[p];
-        if (nd[y].rc[p ^ 1] < b)
-            b = nd[y].rc[p ^ 1];
+        if (nd[y].rc[p ^ 1] + raise < b)
+            b = nd[y].rc[p ^ 1] + raise;
         x = y;
     }
     if (nd[x].tr < b)
@@ -212,14 +237,15 @@ static void augment(db_grid_cut *g, int32_t s, int dir)
         int p = nd[x].parent;
         if (p == PARENT_TERMINAL)
             break;
-        if (nd[x].rc[p] < b)
-            b = nd[x].rc[p];
+        if (nd[x].rc[p] + raise < b)
+            b = nd[x].rc[p] + raise;
         x += off[p];
     }
     if (-nd[x].tr < b)
         b = -nd[x].tr;
 
-    nd[s].rc[dir] -= b;
+    if ((nd[s].rc[dir] -= b) + raise == 0)
+        note_saturated(g, s);
     nd[t].rc[dir ^ 1] += b;
     x = s;
     for (;;) {
@@ -228,8 +254,10 @@ static void augment(db_grid_cut *g, int32_t s, int dir)
             break;
         int32_t y = x + off[p];
         nd[x].rc[p] += b;
-        if ((nd[y].rc[p ^ 1] -= b) == 0)
+        if ((nd[y].rc[p ^ 1] -= b) + raise == 0) {
+            note_saturated(g, y);
             set_orphan(g, x);
+        }
         x = y;
     }
     if ((nd[x].tr -= b) == 0)
@@ -241,8 +269,10 @@ static void augment(db_grid_cut *g, int32_t s, int dir)
             break;
         int32_t y = x + off[p];
         nd[y].rc[p ^ 1] += b;
-        if ((nd[x].rc[p] -= b) == 0)
+        if ((nd[x].rc[p] -= b) + raise == 0) {
+            note_saturated(g, x);
             set_orphan(g, x);
+        }
         x = y;
     }
     if ((nd[x].tr += b) == 0)
@@ -289,6 +319,7 @@ static void adopt(db_grid_cut *g, int32_t x)
 {
     node *nd = g->nodes;
     const int32_t *off = g->off;
+    const int32_t raise = g->raise;
     node *X = &nd[x];
     int tree = X->tree;
     int best = PARENT_NONE;
@@ -297,8 +328,8 @@ static void adopt(db_grid_cut *g, int32_t x)
         int32_t v = x + off[d];
         node *V = &nd[v];
         /* A source-tree parent must reach x, a sink-tree parent be reached from x. */
-        int32_t r = tree == TREE_SOURCE ? V->rc[d ^ 1] : X->rc[d];
-        if (V->tree != tree || r == 0)
+        int32_t r = (tree == TREE_SOURCE ? V->rc[d ^ 1] : X->rc[d]) + raise;
+        if (V->tree != tree || r <= 0)
             continue;
         int32_t dd = origin_distance(nd, off, v, g->time);
         if (dd < dmin) {
@@ -319,9 +350,11 @@ static void adopt(db_grid_cut *g, int32_t x)
         node *V = &nd[v];
         if (V->tree != tree)
             continue;
-        int32_t r = tree == TREE_SOURCE ? V->rc[d ^ 1] : X->rc[d];
+        int32_t r = (tree == TREE_SOURCE ? V->rc[d ^ 1] : X->rc[d]) + raise;
         if (r > 0)
             set_active(g, v);
+        /* Only an open arc ever becomes a parent arc, so this is x's child
+        ** (never a wrapped neighbour across the grid's edge). */
         if (V->parent == (d ^ 1))
             set_orphan(g, v);
     }
@@ -342,6 +375,7 @@ static void run(db_grid_cut *g)
 {
     node *nd = g->nodes;
     const int32_t *off = g->off;
+    const int32_t raise = g->raise;
     int32_t cur = -1;
     for (;;) {
         int32_t u = -1;
@@ -360,8 +394,8 @@ static void run(db_grid_cut *g)
                     slot -= g->real;
                 int32_t w = g->active[slot];
                 __builtin_prefetch(&nd[w]);
-                __builtin_prefetch(&nd[w - g->stride]);
-                __builtin_prefetch(&nd[w + g->stride]);
+                __builtin_prefetch(&nd[w - g->cols]);
+                __builtin_prefetch(&nd[w + g->cols]);
             }
             u = g->active[g->active_head];
             if (++g->active_head == g->real)
@@ -377,7 +411,7 @@ static void run(db_grid_cut *g)
         int dir = 0;
         if (U->tree == TREE_SOURCE) {
             for (int d = 0; d < 4; d++) {
-                if (U->rc[d] == 0)
+                if (U->rc[d] + raise <= 0)
                     continue;
                 int32_t v = u + off[d];
                 node *V = &nd[v];
@@ -397,7 +431,7 @@ static void run(db_grid_cut *g)
             for (int d = 0; d < 4; d++) {
                 int32_t v = u + off[d];
                 node *V = &nd[v];
-                if (V->rc[d ^ 1] == 0)
+                if (V->rc[d ^ 1] + raise <= 0)
                     continue;
                 if (V->tree == TREE_FREE) {
                     V->tree = TREE_SINK;
@@ -441,32 +475,33 @@ static void run(db_grid_cut *g)
 static void push_pairs(db_grid_cut *g)
 {
     node *nd = g->nodes;
-    for (int r = 0; r < g->rows; r++) {
-        int32_t k = g->first + r * g->stride;
-        for (int c = 0; c < g->cols; c++, k++) {
-            node *x = &nd[k];
-            for (int d = 0; d < 4 && x->tr != 0; d++) {
-                node *y = &nd[k + g->off[d]];
-                int32_t b;
-                if (x->tr > 0 && y->tr < 0 && x->rc[d] > 0) {
-                    b = x->tr < -y->tr ? x->tr : -y->tr;
-                    b = b < x->rc[d] ? b : x->rc[d];
-                    x->tr -= b;
-                    y->tr += b;
-                    x->rc[d] -= b;
-                    y->rc[d ^ 1] += b;
-                } else if (x->tr < 0 && y->tr > 0 && y->rc[d ^ 1] > 0) {
-                    b = y->tr < -x->tr ? y->tr : -x->tr;
-                    b = b < y->rc[d ^ 1] ? b : y->rc[d ^ 1];
-                    y->tr -= b;
-                    x->tr += b;
-                    y->rc[d ^ 1] -= b;
-                    x->rc[d] += b;
-                } else {
-                    continue;
-                }
-                g->flow += b;
+    const int32_t raise = g->raise;
+    for (int32_t k = g->first; k < g->first + g->real; k++) {
+        node *x = &nd[k];
+        for (int d = 0; d < 4 && x->tr != 0; d++) {
+            int32_t v = k + g->off[d];
+            node *y = &nd[v];
+            int32_t b, rxy = x->rc[d] + raise, ryx = y->rc[d ^ 1] + raise;
+            if (x->tr > 0 && y->tr < 0 && rxy > 0) {
+                b = x->tr < -y->tr ? x->tr : -y->tr;
+                b = b < rxy ? b : rxy;
+                x->tr -= b;
+                y->tr += b;
+                if ((x->rc[d] -= b) + raise == 0)
+                    note_saturated(g, k);
+                y->rc[d ^ 1] += b;
+            } else if (x->tr < 0 && y->tr > 0 && ryx > 0) {
+                b = y->tr < -x->tr ? y->tr : -x->tr;
+                b = b < ryx ? b : ryx;
+                y->tr -= b;
+                x->tr += b;
+                if ((y->rc[d ^ 1] -= b) + raise == 0)
+                    note_saturated(g, v);
+                x->rc[d] += b;
+            } else {
+                continue;
             }
+            g->flow += b;
         }
     }
 }
@@ -476,21 +511,27 @@ int64_t db_grid_cut_solve(db_grid_cut *g)
     if (!g->started) {
         g->started = 1;
         push_pairs(g);
-        for (int r = 0; r < g->rows; r++) {
-            int32_t k = g->first + r * g->stride;
-            for (int c = 0; c < g->cols; c++, k++) {
-                node *x = &g->nodes[k];
-                if (x->tr == 0)
-                    continue;
-                x->tree = x->tr > 0 ? TREE_SOURCE : TREE_SINK;
-                x->parent = PARENT_TERMINAL;
-                x->ts = 0;
-                x->dist = 1;
-                set_active(g, k);
-            }
+        for (int32_t k = g->first; k < g->first + g->real; k++) {
+            node *x = &g->nodes[k];
+            if (x->tr == 0)
+                continue;
+            x->tree = x->tr > 0 ? TREE_SOURCE : TREE_SINK;
+            x->parent = PARENT_TERMINAL;
+            x->ts = 0;
+            x->dist = 1;
+            set_active(g, k);
+            /* tr never changes sign, so these are all the seeds there will be. */
+            if (x->tr < 0)
+                g->seeds[g->seed_count++] = k;
         }
     }
     run(g);
+    /* Drop the seeds whose sink t-link is now saturated, for good. */
+    int32_t kept = 0;
+    for (int32_t j = 0; j < g->seed_count; j++)
+        if (g->nodes[g->seeds[j]].tr < 0)
+            g->seeds[kept++] = g->seeds[j];
+    g->seed_count = kept;
     return g->flow;
 }
 
@@ -498,68 +539,58 @@ void db_grid_cut_raise_links(db_grid_cut *g, int32_t delta)
 {
     if (delta <= 0)
         return;
+    /* Only an arc that was saturated can open a new path when it gains
+    ** capacity: both ends of each such link grow again (tree reuse). */
     node *nd = g->nodes;
-    for (int r = 0; r < g->rows; r++) {
-        int32_t k = g->first + r * g->stride;
-        for (int c = 0; c < g->cols; c++, k++) {
-            node *x = &nd[k];
-            if (x->flags & FLAG_LINK_E) {
-                node *y = &nd[k + 1];
-                /* A saturated arc may now open a path: both ends grow again. */
-                if (g->started && (x->rc[DIR_E] == 0 || y->rc[DIR_W] == 0)) {
-                    if (x->tree != TREE_FREE)
-                        set_active(g, k);
-                    if (y->tree != TREE_FREE)
-                        set_active(g, k + 1);
-                }
-                x->rc[DIR_E] += delta;
-                y->rc[DIR_W] += delta;
-            }
-            if (x->flags & FLAG_LINK_S) {
-                node *y = &nd[k + g->stride];
-                if (g->started && (x->rc[DIR_S] == 0 || y->rc[DIR_N] == 0)) {
-                    if (x->tree != TREE_FREE)
-                        set_active(g, k);
-                    if (y->tree != TREE_FREE)
-                        set_active(g, k + g->stride);
-                }
-                x->rc[DIR_S] += delta;
-                y->rc[DIR_N] += delta;
-            }
+    for (int32_t j = 0; j < g->saturated_count; j++) {
+        int32_t u = g->saturated[j];
+        node *x = &nd[u];
+        x->flags &= (uint8_t)~FLAG_SATURATED;
+        for (int d = 0; d < 4; d++) {
+            if (x->rc[d] + g->raise != 0)
+                continue;
+            int32_t v = u + g->off[d];
+            if (x->tree != TREE_FREE)
+                set_active(g, u);
+            if (nd[v].tree != TREE_FREE)
+                set_active(g, v);
         }
     }
+    g->saturated_count = 0;
+    g->raise += delta;
 }
 
 void db_grid_cut_labels(const db_grid_cut *g, uint8_t *sink_side)
 {
     const node *nd = g->nodes;
     const int32_t *off = g->off;
-    int32_t cols = g->cols;
-    const int32_t eoff[4] = {-cols, cols, -1, 1};
-    /* The orphan ring is empty outside solves, so it serves as the queue of
-    ** this search; each node enters once. Entries are raster indices. */
-    int32_t *queue = g->orphans;
-    int32_t tail = 0;
-    int32_t e = 0;
-    for (int r = 0; r < g->rows; r++) {
-        int32_t k = g->first + r * g->stride;
-        for (int c = 0; c < cols; c++, k++, e++) {
-            sink_side[e] = nd[k].tr < 0;
-            if (sink_side[e])
-                queue[tail++] = e;
-        }
-    }
-    for (int32_t head = 0; head < tail; head++) {
-        int32_t ev = queue[head];
-        int32_t kv = ev + g->first + ev / cols;
-        for (int d = 0; d < 4; d++) {
-            /* Ghost neighbours have no residual, so eu is only used in range. */
-            if (nd[kv + off[d]].rc[d ^ 1] == 0)
-                continue;
-            int32_t eu = ev + eoff[d];
-            if (!sink_side[eu]) {
-                sink_side[eu] = 1;
-                queue[tail++] = eu;
+    const int32_t raise = g->raise;
+    /* Rows are stored back to back after one ghost row, so raster index =
+    ** stored index - first. The orphan ring is empty outside solves, so it
+    ** serves as the stack of this search; each node enters once. Depth
+    ** first from each seed in raster order: the next node is usually next to
+    ** the last one, in cache (any search order finds the same set). */
+    const int32_t first = g->first;
+    int32_t *stack = g->orphans;
+    int32_t top = 0;
+    memset(sink_side, 0, (size_t)g->real);
+    int32_t seeds = g->started ? g->seed_count : g->real;
+    for (int32_t j = 0; j < seeds; j++) {
+        int32_t k = g->started ? g->seeds[j] : first + j;
+        if (nd[k].tr >= 0 || sink_side[k - first])
+            continue;
+        sink_side[k - first] = 1;
+        stack[top++] = k;
+        while (top > 0) {
+            int32_t v = stack[--top];
+            for (int d = 0; d < 4; d++) {
+                /* A missing arc (ghost row, wrap) never has residual, so u
+                ** is a real node whenever it is marked. */
+                int32_t u = v + off[d];
+                if (nd[u].rc[d ^ 1] + raise <= 0 || sink_side[u - first])
+                    continue;
+                sink_side[u - first] = 1;
+                stack[top++] = u;
             }
         }
     }
