@@ -9,9 +9,16 @@
 const char *const db_relabel_names[DB_RELABEL_COUNT] = {"none", "initial", "fixed", "exponential"};
 
 /* Push-relabel cycles, and relaxation sweeps of a global relabel, per launch:
-** each launch is followed by one read of a counter. */
+** each launch is followed by one read of a counter. A CPU device runs a
+** work-group's work-items one after another, so a node's later cycles would
+** see no change from its neighbours there: one cycle per launch. */
 #define ROUND 8
 #define SWEEPS 16
+
+static cl_int cycles_per_launch(const db_pr_cut *pr)
+{
+    return db_stage_device(pr->run)->info.type & CL_DEVICE_TYPE_CPU ? 1 : ROUND;
+}
 /* Work-group size of the flow reduction, and its number of groups. */
 #define GROUP 256
 #define PARTS 256
@@ -37,7 +44,7 @@ static db_status fill(db_pr_cut *pr, cl_mem buf, cl_int count, cl_int value)
 static db_status global_relabel(db_pr_cut *pr)
 {
     db_stage_run *run = pr->run;
-    cl_int sweeps = SWEEPS;
+    cl_int sweeps = cycles_per_launch(pr) == 1 ? 1 : SWEEPS;
     db_status st = db_stage_args(run, pr->bfs_init, 4, sizeof pr->rt, &pr->rt, sizeof pr->n, &pr->n,
                                  sizeof pr->hmax, &pr->hmax, sizeof pr->height, &pr->height);
     if (st == DB_OK)
@@ -97,7 +104,7 @@ db_status db_pr_cut_begin(db_pr_cut *pr, db_stage_run *run, int rows, int cols, 
 db_status db_pr_cut_solve(db_pr_cut *pr)
 {
     db_stage_run *run = pr->run;
-    cl_int cycles = ROUND;
+    cl_int cycles = cycles_per_launch(pr);
     long start = pr->iterations, interval = ROUND, next_relabel = pr->iterations + interval;
     for (;;) {
         db_status st = db_stage_args(run, pr->cycles, 8, sizeof pr->excess, &pr->excess, sizeof pr->height,
@@ -115,7 +122,7 @@ db_status db_pr_cut_solve(db_pr_cut *pr)
             st = launch(pr, pr->count, (size_t)pr->n);
         if (st != DB_OK)
             return st;
-        pr->iterations += ROUND;
+        pr->iterations += cycles;
         pr->exact = 0;
         cl_int active = 0;
         if ((st = db_stage_read(run, pr->counter, 0, sizeof active, &active)) != DB_OK)
@@ -125,7 +132,7 @@ db_status db_pr_cut_solve(db_pr_cut *pr)
         if (pr->iterations - start >= MAX_ITERATIONS)
             return db_fail(DB_ERR_CL, "graph cut: push-relabel did not finish within %ld iterations on %s device '%s'",
                            MAX_ITERATIONS, db_role_name(db_stage_device(run)->role), db_stage_device(run)->info.name);
-        if (pr->strategy == DB_RELABEL_FIXED ||
+        if ((pr->strategy == DB_RELABEL_FIXED && pr->iterations % ROUND == 0) ||
             (pr->strategy == DB_RELABEL_EXPONENTIAL && pr->iterations >= next_relabel)) {
             if ((st = global_relabel(pr)) != DB_OK)
                 return st;
