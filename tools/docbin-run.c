@@ -23,7 +23,7 @@ static const char usage_text[] =
     "Binarizes a document image (PNG or PNM; ink = black) with one algorithm whose\n"
     "stages run on the cpu and gpu OpenCL roles as the map says.\n"
     "\n"
-    "  -a, --algo NAME         otsu, niblack, sauvola, nick, wolf, hbk (--list-algos)\n"
+    "  -a, --algo NAME         otsu, niblack, sauvola, nick, wolf, hbk, howe (--list-algos)\n"
     "  -m, --map MAP           gpu,cpu,gpu (one role per stage) | stats=cpu | cpu | gpu\n"
     "                          default: $DOCBIN_MAP, else gpu for every stage\n"
     "  -p, --param NAME=VALUE  set a parameter (repeatable), e.g. --param window=25 --param k=0.1\n"
