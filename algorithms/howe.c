@@ -7,8 +7,6 @@
 ** capacities and cuts it. Spec, formulas and decisions: specs/howe.md.
 */
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
 #include "algorithms/algorithms.h"
 #include "algorithms/maxflow.h"
 #include "algorithms/pushrelabel.h"
@@ -237,7 +235,8 @@ static const db_param params[DB_HOWE_N_PARAMS] = {
                      .doc = "Canny low threshold, a fraction of the largest gradient (below thi)"},
     [DB_HOWE_SIGMA] = {.name = "sigma", .kind = DB_PARAM_REAL, .def = 0.6, .min = 0.1, .max = 10,
                        .doc = "Canny's Gaussian sigma"},
-    [DB_HOWE_RELABEL] = {.name = "relabel", .kind = DB_PARAM_INT, .def = DB_RELABEL_EXPONENTIAL, .min = 0, .max = DB_RELABEL_COUNT - 1,
+    [DB_HOWE_RELABEL] = {.name = "relabel", .kind = DB_PARAM_INT, .def = DB_RELABEL_EXPONENTIAL, .min = 0,
+                         .max = DB_RELABEL_COUNT - 1,
                          .doc = "global relabel strategy of the gpu cut (speed only; the image is the same)",
                          .names = db_relabel_names, .n_names = DB_RELABEL_COUNT},
 };
