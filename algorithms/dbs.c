@@ -1,0 +1,4 @@
+/*
+** dbs.c — clipping-free DBS halftoning on the scheduler (placeholder).
+*/
+#include "algorithms/dbs.h"

@@ -1,0 +1,3 @@
+/*
+** dbs.cl — clipping-free DBS halftoning (placeholder).
+*/

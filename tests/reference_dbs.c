@@ -1,0 +1,1 @@
+#include "tests/reference_dbs.h"
