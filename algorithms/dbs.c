@@ -1,4 +1,277 @@
 /*
-** dbs.c — clipping-free DBS halftoning on the scheduler (placeholder).
+** dbs.c — clipping-free DBS halftoning: tarray → init → search.
+**
+** `tarray` puts the clipping-free threshold array on its device (made once per
+** parameter set and cached, algorithms/dbs_tarray.c); `init` converts the
+** input to gray, labels every pixel (frozen minority dots in the shadows and
+** highlights, seeded random dither elsewhere) and computes the integer error
+** state; `search` runs DBS on it: Koge's rounds of four parity groups of k x k
+** blocks (cl/dbs.cl), or the sequential raster search on the host (the quality
+** reference). Spec, formulas and decisions: specs/dbs.md.
 */
+#include "algorithms/algorithms.h"
 #include "algorithms/dbs.h"
+
+enum { IMAGE, TARRAY, STATE, ERR, HALFTONE, REPORT, N_ITEMS };
+enum { P_SEED, P_SIGMA, P_D, P_BLOCK, P_MAX_ROUNDS, P_ORDER, N_PARAMS };
+enum { ORDER_BLOCKS, ORDER_RASTER, ORDER_COUNT };
+
+/* The report item (int64), shared with cl/dbs.cl. */
+enum { R_ROUNDS, R_CONVERGED, R_TOGGLES, R_SWAPS, R_VALUES };
+
+/* Work-items that share one block's visits on a GPU (one warp or wavefront
+** keeps the barriers cheap); CPU devices search each block with one. */
+#define GPU_GROUP 32
+
+static const db_item items[N_ITEMS] = {
+    [IMAGE] = {"image", DB_ITEM_INPUT, 1, "the decoded input, gray or RGB", NULL},
+    [TARRAY] = {"tarray", DB_ITEM_FIXED, DB_DBS_TARRAY_SIDE * DB_DBS_TARRAY_SIDE,
+                "the 512x512 clipping-free threshold array (levels, 255 = none)", NULL},
+    [STATE] = {"state", DB_ITEM_PIXELS, 1, "halftone state: bit 0 = white, bit 1 = frozen", NULL},
+    [ERR] = {"error", DB_ITEM_PIXELS, sizeof(cl_long), "the integer error state C of every pixel", NULL},
+    [HALFTONE] = {"halftone", DB_ITEM_PIXELS, 1, "0 = black dot, 255 = white", NULL},
+    [REPORT] = {"report", DB_ITEM_FIXED, R_VALUES * sizeof(cl_long), "rounds, convergence, toggles, swaps", NULL},
+};
+
+static const db_job *job_of(db_stage_run *run)
+{
+    return db_stage_job(run);
+}
+
+/* Levels of the threshold array that a margin of D gray levels uses: a shadow
+** pixel A < D compares against levels below A. */
+static int tarray_levels(const db_job *job)
+{
+    int d = (int)job->params[P_D];
+    return d > 1 ? d - 1 : 0;
+}
+
+static db_status tarray_impl(db_stage_run *run)
+{
+    const db_job *job = job_of(run);
+    const uint8_t *t = db_dbs_tarray_get(DB_DBS_TARRAY_SIDE, tarray_levels(job), (uint32_t)job->params[P_SEED]);
+    if (!t)
+        return db_error_status();
+    return db_stage_write(run, db_stage_out(run, 0), 0, (size_t)DB_DBS_TARRAY_SIDE * DB_DBS_TARRAY_SIDE, t);
+}
+
+static db_status init_impl(db_stage_run *run, const size_t *local1, const size_t *local2)
+{
+    const db_job *job = job_of(run);
+    cl_int w = db_stage_width(run), h = db_stage_height(run), channels = db_stage_channels(run);
+    cl_int rule = (cl_int)job->gray, m = DB_DBS_TARRAY_SIDE, d = (cl_int)job->params[P_D];
+    cl_uint seed = (cl_uint)job->params[P_SEED];
+    cl_ulong n = (cl_ulong)w * (cl_ulong)h;
+    db_dbs_model model;
+    db_dbs_model_make(job->params[P_SIGMA], &model);
+    cl_int sv = (cl_int)model.sv;
+    cl_mem img = db_stage_in(run, 0), tarray = db_stage_in(run, 1);
+    cl_mem state = db_stage_out(run, 0), err = db_stage_out(run, 1);
+    cl_mem gray = db_stage_scratch(run, (size_t)n);
+    cl_mem e = db_stage_scratch(run, (size_t)(w + 2 * DB_DBS_W) * (size_t)(h + 2 * DB_DBS_W) * sizeof(cl_int));
+    cl_mem v = db_stage_constant(run, model.v, sizeof model.v);
+    cl_kernel kgray = db_stage_kernel(run, "gray.cl", "gray_convert");
+    cl_kernel kstate = db_stage_kernel(run, "dbs.cl", "dbs_init_state");
+    cl_kernel ke = db_stage_kernel(run, "dbs.cl", "dbs_init_e");
+    cl_kernel kc = db_stage_kernel(run, "dbs.cl", "dbs_init_c");
+    if (!gray || !e || !v || !kgray || !kstate || !ke || !kc)
+        return db_error_status();
+    const size_t n1 = (size_t)n, grid[2] = {(size_t)w, (size_t)h};
+    const size_t egrid[2] = {(size_t)w + 2 * DB_DBS_W, (size_t)h + 2 * DB_DBS_W};
+    db_status st;
+    if ((st = db_stage_args(run, kgray, 5, sizeof img, &img, sizeof gray, &gray, sizeof n, &n, sizeof channels,
+                            &channels, sizeof rule, &rule)) != DB_OK ||
+        (st = db_stage_launch(run, kgray, 1, &n1, local1)) != DB_OK ||
+        (st = db_stage_args(run, kstate, 8, sizeof gray, &gray, sizeof tarray, &tarray, sizeof m, &m, sizeof w, &w,
+                            sizeof h, &h, sizeof d, &d, sizeof seed, &seed, sizeof state, &state)) != DB_OK ||
+        (st = db_stage_launch(run, kstate, 2, grid, local2)) != DB_OK ||
+        (st = db_stage_args(run, ke, 7, sizeof gray, &gray, sizeof state, &state, sizeof w, &w, sizeof h, &h,
+                            sizeof v, &v, sizeof sv, &sv, sizeof e, &e)) != DB_OK ||
+        (st = db_stage_launch(run, ke, 2, egrid, local2)) != DB_OK ||
+        (st = db_stage_args(run, kc, 5, sizeof e, &e, sizeof w, &w, sizeof h, &h, sizeof v, &v, sizeof err,
+                            &err)) != DB_OK)
+        return st;
+    return db_stage_launch(run, kc, 2, grid, local2);
+}
+
+static db_status init_cpu(db_stage_run *run)
+{
+    return init_impl(run, NULL, NULL);
+}
+
+static db_status init_gpu(db_stage_run *run)
+{
+    const size_t local1 = 256, local2[2] = {32, 8};
+    return init_impl(run, &local1, local2);
+}
+
+/* What the raster search needs besides its buffers. */
+struct raster_arg {
+    int width, height, max_passes;
+    double sigma;
+};
+
+/* The sequential raster search (host code). Buffers: state, error, halftone, report. */
+static void raster_host(void *const *ptrs, const void *argp)
+{
+    const struct raster_arg *a = argp;
+    db_dbs_model model;
+    db_dbs_model_make(a->sigma, &model);
+    db_dbs_search s = {.width = a->width, .height = a->height, .state = ptrs[0], .c = ptrs[1], .model = &model};
+    int converged = 0;
+    int passes = db_dbs_raster(&s, a->max_passes, &converged);
+    uint8_t *out = ptrs[2];
+    int64_t *report = ptrs[3];
+    for (size_t i = 0; i < (size_t)a->width * (size_t)a->height; i++)
+        out[i] = (s.state[i] & DB_DBS_WHITE) ? 255 : 0;
+    report[R_ROUNDS] = passes;
+    report[R_CONVERGED] = converged;
+    report[R_TOGGLES] = s.toggles;
+    report[R_SWAPS] = s.swaps;
+}
+
+static db_status search_raster(db_stage_run *run)
+{
+    const db_job *job = job_of(run);
+    struct raster_arg a = {db_stage_width(run), db_stage_height(run), (int)job->params[P_MAX_ROUNDS],
+                           job->params[P_SIGMA]};
+    cl_mem mems[4] = {db_stage_in(run, 0), db_stage_in(run, 1), db_stage_out(run, 2), db_stage_out(run, 3)};
+    return db_stage_host(run, "raster_dbs", raster_host, &a, sizeof a, mems, 4);
+}
+
+/* Koge's block search: rounds of four launches, one per parity group, until a
+** round changes nothing or max-rounds ran. The flag is read after every round:
+** a round is long enough that the read costs little. */
+static db_status search_blocks(db_stage_run *run, size_t group)
+{
+    const db_job *job = job_of(run);
+    db_device *dev = db_stage_device(run);
+    cl_int w = db_stage_width(run), h = db_stage_height(run), k = (cl_int)job->params[P_BLOCK];
+    int max_rounds = (int)job->params[P_MAX_ROUNDS];
+    size_t tile = (size_t)(k + 2 * (DB_DBS_CW + 1)), ring = (size_t)(k + 2);
+    size_t local_bytes = tile * tile * sizeof(cl_long) + ring * ring + DB_DBS_CTAPS * DB_DBS_CTAPS * sizeof(cl_long);
+    if (local_bytes > dev->local_mem)
+        return db_fail(DB_ERR_USAGE, "dbs: block=%d needs %zu bytes of local memory, but device '%s' has %llu; "
+                       "use a smaller block (--param block=32)", (int)k, local_bytes, dev->info.name,
+                       (unsigned long long)dev->local_mem);
+    db_dbs_model model;
+    db_dbs_model_make(job->params[P_SIGMA], &model);
+    cl_long cvv255[DB_DBS_CTAPS * DB_DBS_CTAPS];
+    for (int i = 0; i < DB_DBS_CTAPS * DB_DBS_CTAPS; i++)
+        cvv255[i] = 255 * model.cvv[i];
+    cl_mem state = db_stage_in(run, 0), err = db_stage_in(run, 1);
+    cl_mem out = db_stage_out(run, 2), report = db_stage_out(run, 3);
+    cl_mem cvv = db_stage_constant(run, cvv255, sizeof cvv255);
+    cl_mem counters = db_stage_scratch(run, 4 * sizeof(cl_int));
+    cl_kernel kbegin = db_stage_kernel(run, "dbs.cl", "dbs_search_begin");
+    cl_kernel kgroup = db_stage_kernel(run, "dbs.cl", "dbs_search_group");
+    cl_kernel kend = db_stage_kernel(run, "dbs.cl", "dbs_round_end");
+    cl_kernel kout = db_stage_kernel(run, "dbs.cl", "dbs_output");
+    if (!cvv || !counters || !kbegin || !kgroup || !kend || !kout)
+        return db_error_status();
+    db_status st;
+    const size_t one = 1;
+    if ((st = db_stage_args(run, kbegin, 2, sizeof counters, &counters, sizeof report, &report)) != DB_OK ||
+        (st = db_stage_args(run, kend, 2, sizeof counters, &counters, sizeof report, &report)) != DB_OK ||
+        (st = db_stage_args(run, kgroup, 12, sizeof state, &state, sizeof err, &err, sizeof w, &w, sizeof h, &h,
+                            sizeof k, &k, sizeof(cl_int), &(cl_int){0}, sizeof(cl_int), &(cl_int){0}, sizeof cvv,
+                            &cvv, sizeof counters, &counters, tile * tile * sizeof(cl_long), NULL, ring * ring,
+                            NULL, DB_DBS_CTAPS * DB_DBS_CTAPS * sizeof(cl_long), NULL)) != DB_OK ||
+        (st = db_stage_launch(run, kbegin, 1, &one, NULL)) != DB_OK)
+        return st;
+    const size_t bcols = ((size_t)w + k - 1) / k, brows = ((size_t)h + k - 1) / k;
+    for (int round = 0; round < max_rounds; round++) {
+        for (cl_int pr = 0; pr < 2; pr++)
+            for (cl_int pc = 0; pc < 2; pc++) {
+                const size_t gcols = (bcols + 1 - pc) / 2, grows = (brows + 1 - pr) / 2;
+                if (!gcols || !grows)
+                    continue;
+                const size_t global[2] = {gcols * group, grows}, local[2] = {group, 1};
+                if ((st = db_stage_args(run, kgroup, 7, sizeof state, &state, sizeof err, &err, sizeof w, &w,
+                                        sizeof h, &h, sizeof k, &k, sizeof pr, &pr, sizeof pc, &pc)) != DB_OK ||
+                    (st = db_stage_launch(run, kgroup, 2, global, local)) != DB_OK)
+                    return st;
+            }
+        if ((st = db_stage_launch(run, kend, 1, &one, NULL)) != DB_OK)
+            return st;
+        cl_long converged = 0;
+        if ((st = db_stage_read(run, report, R_CONVERGED * sizeof(cl_long), sizeof converged, &converged)) != DB_OK)
+            return st;
+        if (converged)
+            break;
+    }
+    cl_ulong n = (cl_ulong)w * (cl_ulong)h;
+    const size_t n1 = (size_t)n, local1 = 256;
+    if ((st = db_stage_args(run, kout, 3, sizeof state, &state, sizeof n, &n, sizeof out, &out)) != DB_OK)
+        return st;
+    return db_stage_launch(run, kout, 1, &n1, group > 1 ? &local1 : NULL);
+}
+
+static db_status search_cpu(db_stage_run *run)
+{
+    if ((int)job_of(run)->params[P_ORDER] == ORDER_RASTER)
+        return search_raster(run);
+    return search_blocks(run, 1);
+}
+
+static db_status search_gpu(db_stage_run *run)
+{
+    if ((int)job_of(run)->params[P_ORDER] == ORDER_RASTER)
+        return db_fail(DB_ERR_USAGE, "dbs: order=raster is the sequential search on the host; map the search stage "
+                       "to cpu (--map search=cpu) or use order=blocks");
+    return search_blocks(run, GPU_GROUP);
+}
+
+static const char *const order_names[ORDER_COUNT] = {"blocks", "raster"};
+
+static const db_param params[N_PARAMS] = {
+    [P_SEED] = {.name = "seed", .kind = DB_PARAM_INT, .def = 1, .min = 0, .max = 4294967295.0,
+                .doc = "seed of the random dither and of the threshold array"},
+    [P_SIGMA] = {.name = "sigma", .kind = DB_PARAM_REAL, .def = 1.2, .min = 0.5, .max = 3.0,
+                 .doc = "sigma of the Gaussian model of the eye (9x9 filter)"},
+    [P_D] = {.name = "D", .kind = DB_PARAM_INT, .def = 9, .min = 0, .max = 64,
+             .doc = "clipping-free margin in gray levels: below D and above 255-D minority dots come from the "
+                    "threshold array and stay fixed (0 = plain DBS)"},
+    [P_BLOCK] = {.name = "block", .kind = DB_PARAM_INT, .def = 32, .min = 18, .max = 48,
+                 .doc = "side of the blocks searched in parallel (at least 18 keeps blocks of a group apart)"},
+    [P_MAX_ROUNDS] = {.name = "max-rounds", .kind = DB_PARAM_INT, .def = 100, .min = 1, .max = 100000,
+                      .doc = "cap on search rounds (raster passes); a warning says when it was reached"},
+    [P_ORDER] = {.name = "order", .kind = DB_PARAM_INT, .def = ORDER_BLOCKS, .min = 0, .max = ORDER_COUNT - 1,
+                 .doc = "blocks: parallel rounds of four block groups; raster: the sequential search (cpu role)",
+                 .names = order_names, .n_names = ORDER_COUNT},
+};
+
+static const db_stage stages[] = {
+    {"tarray", "the clipping-free threshold array (made once per D and seed, then cached)", {IMAGE}, 0, {TARRAY},
+     1, {tarray_impl, tarray_impl}},
+    {"init", "gray, labels, initial halftone and the integer error state", {IMAGE, TARRAY}, 2, {STATE, ERR}, 2,
+     {init_cpu, init_gpu}},
+    {"search", "DBS toggles and swaps until a round changes nothing", {STATE, ERR}, 2,
+     {STATE, ERR, HALFTONE, REPORT}, 4, {search_cpu, search_gpu}},
+};
+
+static const db_report_field report[] = {
+    {.name = "rounds", .index = R_ROUNDS},
+    {.name = "converged", .index = R_CONVERGED,
+     .if_zero = "the search stopped at max-rounds before a round changed nothing; the halftone is valid but "
+                "less refined (raise --param max-rounds)"},
+    {.name = "toggles", .index = R_TOGGLES},
+    {.name = "swaps", .index = R_SWAPS},
+};
+
+const db_algo db_algo_dbs = {
+    .name = "dbs",
+    .doc = "clipping-free direct binary search halftoning (gray or colour in, halftone out)",
+    .items = items,
+    .n_items = N_ITEMS,
+    .input = IMAGE,
+    .output = HALFTONE,
+    .stages = stages,
+    .n_stages = 3,
+    .params = params,
+    .n_params = N_PARAMS,
+    .report_fields = report,
+    .n_report_fields = 4,
+    .report_item = REPORT,
+    .report_wide = 1,
+};

@@ -81,9 +81,10 @@ typedef struct db_dbs_search {
 } db_dbs_search;
 
 /* C(y) = S_V (V*A)(y) - 255 (CVV*b)(y) for every pixel, from the gray image
-** and the state bytes (spec §2): the exact error state a search starts from. */
-void db_dbs_error_init(const db_dbs_model *m, const uint8_t *gray, const uint8_t *state, int width, int height,
-                       int64_t *c);
+** and the state bytes (spec §2): the exact error state a search starts from
+** (the `init` stage computes the same on its device). */
+db_status db_dbs_error_init(const db_dbs_model *m, const uint8_t *gray, const uint8_t *state, int width,
+                            int height, int64_t *c);
 
 /* What a visit did. */
 typedef enum db_dbs_change { DB_DBS_NONE, DB_DBS_TOGGLE, DB_DBS_SWAP } db_dbs_change;

@@ -1,3 +1,232 @@
 /*
-** dbs.cl — clipping-free DBS halftoning (placeholder).
+** dbs.cl — clipping-free DBS halftoning: the initial state and error, and the
+** block search of Koge, Ito and Nakano (four parity groups of k x k blocks).
+** Spec: specs/dbs.md. The error state is integer (§2 fixed-point form) and
+** each block is searched in raster order by one work-group, so the result
+** does not depend on the device or the work-group size.
+**
+** State bytes (as algorithms/dbs.h): bit 0 = b (1 = white), bit 1 = frozen.
+** The state tile also marks pixels outside the image (bit 2), which are never
+** swap partners.
 */
+#define WHITE 1
+#define FROZEN 2
+#define OUTSIDE 4
+#define W 4           /* HVS filter radius: 9x9 */
+#define TAPS 9
+#define CW 8          /* autocorrelation radius: 17x17 */
+#define CTAPS 17
+#define HALO 9        /* CW + 1: a swap partner is at most one pixel outside the block */
+
+/* The counter-based generator of spec §3 (db_dbs_hash). */
+uint dbs_hash(uint index, uint seed)
+{
+    uint x = index * 0x9E3779B9u + seed;
+    x ^= x >> 16;
+    x *= 0x85EBCA6Bu;
+    x ^= x >> 13;
+    x *= 0xC2B2AE35u;
+    x ^= x >> 16;
+    return x;
+}
+
+/* Labels and initial halftone (spec §4): threshold-array minority dots in
+** shadows (A < D) and highlights (A > 255 - D), frozen; random dither elsewhere. */
+kernel void dbs_init_state(global const uchar *gray, global const uchar *tarray, int m, int w, int h, int d,
+                           uint seed, global uchar *state)
+{
+    int x = get_global_id(0), y = get_global_id(1);
+    if (x >= w || y >= h)
+        return;
+    uint i = (uint)y * (uint)w + (uint)x;
+    int a = gray[i];
+    int level = tarray[(y % m) * m + x % m];
+    uchar s;
+    if (a < d) {
+        s = a > level ? WHITE | FROZEN : 0;
+    } else if (a > 255 - d) {
+        s = 255 - a > level ? FROZEN : WHITE;
+    } else {
+        s = dbs_hash(i, seed) % 255 < (uint)a ? WHITE : 0;
+    }
+    state[i] = s;
+}
+
+/* e(x) = S_V A(x) - 255 (V*b)(x) on the image grown by W on every side
+** (row-major, width w + 2W), where V*b still reaches. */
+kernel void dbs_init_e(global const uchar *gray, global const uchar *state, int w, int h, constant int *v, int sv,
+                       global int *e)
+{
+    int ex = get_global_id(0), ey = get_global_id(1);
+    int ew = w + 2 * W;
+    if (ex >= ew || ey >= h + 2 * W)
+        return;
+    int x = ex - W, y = ey - W;
+    int vb = 0;
+    for (int dy = -W; dy <= W; dy++) {
+        int yy = y + dy;
+        if (yy < 0 || yy >= h)
+            continue;
+        for (int dx = -W; dx <= W; dx++) {
+            int xx = x + dx;
+            if (xx >= 0 && xx < w && (state[(size_t)yy * w + xx] & WHITE))
+                vb += v[(dy + W) * TAPS + dx + W];
+        }
+    }
+    int a = (x >= 0 && x < w && y >= 0 && y < h) ? gray[(size_t)y * w + x] : 0;
+    e[(size_t)ey * ew + ex] = sv * a - 255 * vb;
+}
+
+/* C(y) = sum of V(x - y) e(x): the error state of spec §2 (int64). */
+kernel void dbs_init_c(global const int *e, int w, int h, constant int *v, global long *c)
+{
+    int x = get_global_id(0), y = get_global_id(1);
+    if (x >= w || y >= h)
+        return;
+    int ew = w + 2 * W;
+    long s = 0;
+    for (int dy = -W; dy <= W; dy++)
+        for (int dx = -W; dx <= W; dx++)
+            s += (long)v[(dy + W) * TAPS + dx + W] * e[(size_t)(y + dy + W) * ew + (x + dx + W)];
+    c[(size_t)y * w + x] = s;
+}
+
+/* Counters of the search (global int): changes, toggles and swaps of the
+** current round. Report (global long, the `report` item): rounds, converged,
+** toggles, swaps. */
+#define C_CHANGES 0
+#define C_TOGGLES 1
+#define C_SWAPS 2
+#define R_ROUNDS 0
+#define R_CONVERGED 1
+#define R_TOGGLES 2
+#define R_SWAPS 3
+
+kernel void dbs_search_begin(global int *counters, global long *report)
+{
+    for (int i = 0; i < 4; i++) {
+        counters[i] = 0;
+        report[i] = 0;
+    }
+}
+
+/* Ends a round: adds its counts to the report, and marks convergence when it
+** changed nothing. Rounds after convergence are not enqueued. */
+kernel void dbs_round_end(global int *counters, global long *report)
+{
+    report[R_ROUNDS]++;
+    report[R_TOGGLES] += counters[C_TOGGLES];
+    report[R_SWAPS] += counters[C_SWAPS];
+    if (counters[C_CHANGES] == 0)
+        report[R_CONVERGED] = 1;
+    for (int i = 0; i < 3; i++)
+        counters[i] = 0;
+}
+
+/* Swap partners in the order of spec §3. */
+constant int partner_dy[8] = {-1, -1, -1, 0, 0, 1, 1, 1};
+constant int partner_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
+
+/* One launch per parity group (pr, pc): work-group (gx, gy) searches block
+** (2 gx + pc, 2 gy + pr) of side k, visiting each of its pixels once in raster
+** order. The work-items share each visit: all of them evaluate the same nine
+** candidates from local memory (so they agree without talking) and split the
+** update of C. The block's C with a halo of CW + 1 and its states with a ring
+** of 1 live in local memory; blocks of one group are k >= 18 apart, so their
+** halos never overlap and no other work-group reads or writes them. */
+kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, int k, int pr, int pc,
+                             global const long *cvv255, global int *counters, local long *ct, local uchar *st,
+                             local long *cvv)
+{
+    const int lid = get_local_id(0), ls = get_local_size(0);
+    const int x0 = (2 * (int)get_group_id(0) + pc) * k, y0 = (2 * (int)get_group_id(1) + pr) * k;
+    const int x1 = min(x0 + k, w), y1 = min(y0 + k, h);
+    const int tw = k + 2 * HALO, sw = k + 2;
+    for (int i = lid; i < CTAPS * CTAPS; i += ls)
+        cvv[i] = cvv255[i];
+    for (int i = lid; i < tw * tw; i += ls) {
+        int gy = y0 - HALO + i / tw, gx = x0 - HALO + i % tw;
+        ct[i] = gx >= 0 && gx < w && gy >= 0 && gy < h ? c[(size_t)gy * w + gx] : 0;
+    }
+    for (int i = lid; i < sw * sw; i += ls) {
+        int gy = y0 - 1 + i / sw, gx = x0 - 1 + i % sw;
+        st[i] = gx >= 0 && gx < w && gy >= 0 && gy < h ? state[(size_t)gy * w + gx] : OUTSIDE;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const long c0 = cvv[CW * CTAPS + CW];
+    int toggles = 0, swaps = 0;
+    for (int y = 0; y < y1 - y0; y++)
+        for (int x = 0; x < x1 - x0; x++) {
+            const int si = (y + 1) * sw + x + 1, ci = (y + HALO) * tw + x + HALO;
+            const uchar sp = st[si];
+            if (sp & FROZEN)
+                continue;
+            const long a0 = (sp & WHITE) ? -1 : 1, cp = ct[ci];
+            long best = c0 - 2 * a0 * cp;
+            int bj = -1;
+            for (int j = 0; j < 8; j++) {
+                const int dy = partner_dy[j], dx = partner_dx[j];
+                const uchar sq = st[si + dy * sw + dx];
+                if ((sq & (FROZEN | OUTSIDE)) || (sq & WHITE) == (sp & WHITE))
+                    continue;
+                long d = 2 * c0 - 2 * cvv[(CW + dy) * CTAPS + CW + dx] - 2 * (a0 * cp - a0 * ct[ci + dy * tw + dx]);
+                if (d < best) {
+                    best = d;
+                    bj = j;
+                }
+            }
+            if (best >= 0)
+                continue;
+            /* Every work-item took the same decision from the same local data. */
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const int qy = bj < 0 ? y : y + partner_dy[bj], qx = bj < 0 ? x : x + partner_dx[bj];
+            const long a1 = bj < 0 ? 0 : -a0;
+            const int by0 = min(y, qy) - CW, bx0 = min(x, qx) - CW;
+            const int bh = abs(qy - y) + CTAPS, bw = abs(qx - x) + CTAPS;
+            for (int i = lid; i < bh * bw; i += ls) {
+                const int ty = by0 + i / bw, tx = bx0 + i % bw;
+                const int py = ty - y, px = tx - x, oy = ty - qy, ox = tx - qx;
+                long dlt = 0;
+                if (abs(py) <= CW && abs(px) <= CW)
+                    dlt += a0 * cvv[(py + CW) * CTAPS + px + CW];
+                if (a1 && abs(oy) <= CW && abs(ox) <= CW)
+                    dlt += a1 * cvv[(oy + CW) * CTAPS + ox + CW];
+                ct[(ty + HALO) * tw + tx + HALO] -= dlt;
+            }
+            if (lid == 0) {
+                st[si] ^= WHITE;
+                if (bj >= 0)
+                    st[(qy + 1) * sw + qx + 1] ^= WHITE;
+            }
+            if (bj < 0)
+                toggles++;
+            else
+                swaps++;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    if (toggles + swaps == 0)
+        return;
+    for (int i = lid; i < tw * tw; i += ls) {
+        int gy = y0 - HALO + i / tw, gx = x0 - HALO + i % tw;
+        if (gx >= 0 && gx < w && gy >= 0 && gy < h)
+            c[(size_t)gy * w + gx] = ct[i];
+    }
+    for (int i = lid; i < sw * sw; i += ls) {
+        int gy = y0 - 1 + i / sw, gx = x0 - 1 + i % sw;
+        if (gx >= 0 && gx < w && gy >= 0 && gy < h)
+            state[(size_t)gy * w + gx] = st[i];
+    }
+    if (lid == 0) {
+        atomic_add(&counters[C_CHANGES], toggles + swaps);
+        atomic_add(&counters[C_TOGGLES], toggles);
+        atomic_add(&counters[C_SWAPS], swaps);
+    }
+}
+
+/* The halftone: 255 where b = 1. */
+kernel void dbs_output(global const uchar *state, ulong n, global uchar *out)
+{
+    ulong i = get_global_id(0);
+    if (i < n)
+        out[i] = (state[i] & WHITE) ? 255 : 0;
+}

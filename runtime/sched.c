@@ -222,6 +222,21 @@ db_status db_stage_host(db_stage_run *run, const char *name, db_host_fn fn, cons
     return DB_OK;
 }
 
+db_status db_stage_write(db_stage_run *run, cl_mem mem, size_t offset, size_t bytes, const void *src)
+{
+    const cl_event *wl;
+    cl_uint nw = wait_list(run, &wl);
+    cl_event ev;
+    cl_int err = clEnqueueWriteBuffer(run->dev->compute, mem, CL_FALSE, offset, bytes, src, nw, wl, &ev);
+    if (err != CL_SUCCESS) {
+        char what[96];
+        snprintf(what, sizeof what, "stage %s: writing a table to the device", run->stage->name);
+        return db_cl_check(err, what, run->dev);
+    }
+    stage_command_done(run, ev, "write");
+    return DB_OK;
+}
+
 db_status db_stage_launch(db_stage_run *run, cl_kernel k, int dims, const size_t *global,
                           const size_t *local)
 {

@@ -167,6 +167,11 @@ db_status db_stage_args(db_stage_run *run, cl_kernel k, int n, ...);
 ** it blocks the scheduling thread, so read a few bytes, rarely. */
 db_status db_stage_read(db_stage_run *run, cl_mem mem, size_t offset, size_t bytes, void *dst);
 
+/* Enqueues a write of `bytes` from `src` into `mem` at `offset`, in the stage's
+** order. `src` must stay valid until the run ends: it is for tables the
+** library keeps (a cached threshold array), not for the caller's stack. */
+db_status db_stage_write(db_stage_run *run, cl_mem mem, size_t offset, size_t bytes, const void *src);
+
 /* Host code of a stage: runs with ptrs[i] = the host address of the i-th buffer
 ** given to db_stage_host and `arg` = a copy of the bytes given there. */
 typedef void (*db_host_fn)(void *const *ptrs, const void *arg);
