@@ -47,6 +47,8 @@ static const char usage_text[] =
     "      --dpi D            text resolution (default 300); without --size, also an A4 page\n"
     "                         at D dpi (2516x3272 scaled by D/300)\n"
     "      --gray             8-bit gray page on white-gray paper (default: RGB, yellowish paper)\n"
+    "      --photo            instead of a page, a photograph-like gray picture for halftoning\n"
+    "                         (sky, hills, soft discs, a strip from black to white; --size, --seed)\n"
     "Text (pixels; 0 = derived from --dpi):\n"
     "      --line-height PX   baseline to baseline (default 0: dpi/5, 60 at 300 dpi)\n"
     "      --stroke PX        broad width of the oval pen, 1..255 (default 0: line height/15)\n"
@@ -116,7 +118,7 @@ enum option_id {
     OPT_GT = 256, OPT_COUNT, OPT_OUT_DIR, OPT_SEED, OPT_SIZE, OPT_A4, OPT_DPI, OPT_GRAY,
     OPT_LINE_HEIGHT, OPT_STROKE, OPT_MARGIN, OPT_PARAGRAPH, OPT_INK, OPT_PAPER,
     OPT_ILLUMINATION, OPT_TEXTURE, OPT_STAINS, OPT_STAIN_COUNT, OPT_BLEED, OPT_FADING, OPT_BLUR,
-    OPT_NOISE, OPT_CLEAN, OPT_VERSION
+    OPT_NOISE, OPT_CLEAN, OPT_VERSION, OPT_PHOTO
 };
 
 /* The integer options that set one field each: where, and their range (the
@@ -185,6 +187,7 @@ int main(int argc, char **argv)
         { "blur", required_argument, NULL, OPT_BLUR },
         { "noise", required_argument, NULL, OPT_NOISE },
         { "clean", no_argument, NULL, OPT_CLEAN },
+        { "photo", no_argument, NULL, OPT_PHOTO },
         { "version", no_argument, NULL, OPT_VERSION },
         { NULL, 0, NULL, 0 },
     };
@@ -192,7 +195,7 @@ int main(int argc, char **argv)
     db_synth_defaults(&p);
     const char *output = NULL, *gt_output = NULL, *out_dir = NULL;
     long long count = 0;
-    int have_size = 0, have_a4 = 0, dpi = 0, ok = 1;
+    int have_size = 0, have_a4 = 0, dpi = 0, ok = 1, photo = 0;
 
     opterr = 0;
     int c;
@@ -236,6 +239,7 @@ int main(int argc, char **argv)
                 return usage_error("--dpi takes a resolution from 1 to 100000, not %s", optarg);
             break;
         case OPT_GRAY: p.color = 0; break;
+        case OPT_PHOTO: photo = 1; break;
         case OPT_CLEAN:
             p.illumination = p.texture = p.stains = p.stain_count = p.bleed = p.fading = p.blur = p.noise = 0;
             break;
@@ -267,6 +271,15 @@ int main(int argc, char **argv)
     db_status st = db_synth_check(&p);
     if (st != DB_OK)
         return fail(st);
+    if (photo) {
+        if (out_dir || gt_output)
+            return usage_error("--photo writes one picture without ground truth; use -o FILE alone");
+        db_image *pic = NULL;
+        if ((st = db_synth_photo(p.width, p.height, p.seed, &pic)) == DB_OK)
+            st = db_image_write(pic, output, DB_FILE_AUTO, 8);
+        db_image_free(pic);
+        return st == DB_OK ? EXIT_OK : fail(st);
+    }
     if (!out_dir)
         return write_pair(&p, output, gt_output);
 

@@ -55,7 +55,11 @@ typedef enum stream {
     STREAM_GRAIN_MEDIUM,
     STREAM_GRAIN_COARSE,
     STREAM_STAINS,
-    STREAM_NOISE
+    STREAM_NOISE,
+    STREAM_PHOTO_SKY,
+    STREAM_PHOTO_HILLS,
+    STREAM_PHOTO_GRASS,
+    STREAM_PHOTO_DISCS
 } stream;
 
 static const uint64_t golden = 0x9e3779b97f4a7c15u;
@@ -1375,5 +1379,103 @@ db_status db_synth_render(const db_synth_params *p, db_image **page, db_image **
         *gt = mask;
     else
         db_image_free(mask);
+    return DB_OK;
+}
+
+/* ---- Photograph-like pictures ------------------------------------------ */
+
+/* Tone of a soft-edged disc at squared distance d2 from its centre: `tone`
+** inside r - edge, the background `under` beyond r, a linear blend between. */
+static int disc_blend(int64_t d2, int r, int edge, int tone, int under)
+{
+    int64_t d = isqrt(d2);
+    if (d >= r)
+        return under;
+    if (d <= r - edge)
+        return tone;
+    return (int)(under + (int64_t)(tone - under) * (r - d) / edge);
+}
+
+db_status db_synth_photo(int width, int height, uint32_t seed, db_image **out)
+{
+    *out = NULL;
+    db_status st = db_image_check_size(width, height, 1, "photo-like picture");
+    if (st != DB_OK)
+        return st;
+    db_image *img = db_image_new(width, height, 1);
+    int *row_hills = malloc(sizeof(int) * (size_t)(width + 2));
+    int *row_grass = malloc(sizeof(int) * (size_t)(width + 2));
+    int *horizon = malloc(sizeof(int) * (size_t)(width + 2));
+    int *tmp = malloc(sizeof(int) * (size_t)(width + 2));
+    int side = min_int(width, height);
+    field sky, hills, grass;
+    if (img && row_hills && row_grass && horizon && tmp) {
+        st = field_init(&sky, width, 1, max_int(width / 3, 1), 1, stream_key(seed, STREAM_PHOTO_SKY), 1);
+        if (st == DB_OK && (st = field_init(&hills, width, height, max_int(side / 4, 1), max_int(side / 6, 1),
+                                            stream_key(seed, STREAM_PHOTO_HILLS), 1)) != DB_OK)
+            field_free(&sky);
+        if (st == DB_OK && (st = field_init(&grass, width, height, 3, 2, stream_key(seed, STREAM_PHOTO_GRASS),
+                                            0)) != DB_OK) {
+            field_free(&sky);
+            field_free(&hills);
+        }
+    } else {
+        st = db_fail(DB_ERR_NOMEM, "out of memory for a %dx%d photo-like picture", width, height);
+    }
+    if (st != DB_OK) {
+        db_image_free(img);
+        free(row_hills);
+        free(row_grass);
+        free(horizon);
+        free(tmp);
+        return st;
+    }
+    field_normalize(&sky);
+    field_normalize(&hills);
+    /* The horizon wanders between 40% and 60% of the height. */
+    field_row(&sky, 0, width, horizon, tmp);
+    for (int x = 0; x < width; x++)
+        horizon[x] = (int)((int64_t)height * (2 * ONE + horizon[x]) / (5 * ONE));
+    enum { DISCS = 7 };
+    static const int tones[DISCS] = {0, 255, 30, 225, 90, 160, 128};
+    int cx[DISCS], cy[DISCS], r[DISCS];
+    rng dr = {stream_key(seed, STREAM_PHOTO_DISCS)};
+    for (int i = 0; i < DISCS; i++) {
+        r[i] = max_int(side / 20 + rng_range(&dr, 0, max_int(side / 10, 0)), 1);
+        cx[i] = rng_range(&dr, 0, width - 1);
+        cy[i] = rng_range(&dr, 0, max_int(height - height / 8 - 1, 0));
+    }
+    int strip = height - max_int(height / 12, 1);
+    for (int y = 0; y < height; y++) {
+        uint8_t *px = img->data + (size_t)y * img->stride;
+        field_row(&hills, y, width, row_hills, tmp);
+        field_row(&grass, y, width, row_grass, tmp);
+        for (int x = 0; x < width; x++) {
+            int v;
+            if (y >= strip) {
+                /* Full tonal range: flat black, a linear ramp, flat white. */
+                int64_t t = (int64_t)x * 320 / max_int(width - 1, 1) - 32;
+                v = (int)(t < 0 ? 0 : t > 255 ? 255 : t);
+            } else {
+                if (y < horizon[x]) /* sky: 150 at the top to 245 at the horizon */
+                    v = 150 + (int)((int64_t)95 * y / max_int(horizon[x], 1));
+                else /* hills: 40..200 with grass of +-24 */
+                    v = 40 + row_hills[x] * 160 / ONE + (row_grass[x] - ONE / 2) * 48 / ONE;
+                for (int i = 0; i < DISCS; i++) {
+                    int64_t dx = x - cx[i], dy = y - cy[i];
+                    v = disc_blend(dx * dx + dy * dy, r[i], max_int(r[i] / 4, 1), tones[i], v);
+                }
+            }
+            px[x] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        }
+    }
+    field_free(&sky);
+    field_free(&hills);
+    field_free(&grass);
+    free(row_hills);
+    free(row_grass);
+    free(horizon);
+    free(tmp);
+    *out = img;
     return DB_OK;
 }

@@ -61,6 +61,14 @@ typedef struct db_synth_params {
     int noise;            /* standard deviation of per-pixel additive noise (default 5) */
 } db_synth_params;
 
+/* A photograph-like gray picture of width x height for halftoning tests and
+** benchmarks: a sky that brightens towards a hilly horizon, hills of smooth
+** fields with fine grass-like texture, soft-edged discs from black to white
+** and a strip with the full tonal range, flat black and flat white included,
+** so that every gray level and the clipping-prone extremes occur. Same
+** determinism as the pages: integer arithmetic only. */
+db_status db_synth_photo(int width, int height, uint32_t seed, db_image **out);
+
 /* Moderate settings that look like an aged printed page: A4 at 300 dpi, RGB,
 ** seed 1, every degradation on. */
 void db_synth_defaults(db_synth_params *p);
