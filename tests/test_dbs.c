@@ -258,8 +258,8 @@ static void check_maps(db_context *ctx, const db_algo *algo, const db_image *img
     const uint8_t *t = db_dbs_tarray_get(DB_DBS_TARRAY_SIDE, o->d > 1 ? o->d - 1 : 0, o->seed);
     CHECK(t != NULL, "threshold array");
     ref_dbs_stats ref;
-    ref_dbs_halftone(gray, w, h, t, DB_DBS_TARRAY_SIDE, o->d, o->seed, o->sigma, o->raster ? 0 : o->block,
-                     o->max_rounds, expect, &ref);
+    CHECK(ref_dbs_halftone(gray, w, h, t, DB_DBS_TARRAY_SIDE, o->d, o->seed, o->sigma, o->raster ? 0 : o->block,
+                           o->max_rounds, expect, &ref) == 0, "%s: the reference failed", what);
     db_job job;
     set(algo, &job, o);
     for (int i = 0; i < db_map_count(algo); i++) {
