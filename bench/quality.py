@@ -21,9 +21,13 @@ import tempfile
 YEARS = ['2009', '2010', '2011', '2012', '2013']
 
 
+# Halftoning, not binarization: scored by bench/dbs_quality.py instead.
+HALFTONES = ('dbs',)
+
+
 def algorithms(docbin_run):
     text = subprocess.run([docbin_run, '--list-algos'], capture_output=True, text=True, check=True).stdout
-    return re.findall(r'^(\w[\w-]*) \u2014 ', text, flags=re.M)
+    return [a for a in re.findall(r'^(\w[\w-]*) \u2014 ', text, flags=re.M) if a not in HALFTONES]
 
 
 def binarize(docbin_run, algo, src, dst):
