@@ -56,7 +56,8 @@ enum { DB_DBS_TARRAY_SIDE = 512 };
 /* Makes the clipping-free threshold array of spec §4: t[row*m + col] is the
 ** level (0..levels-1) of each element, 255 where none was assigned. Levels are
 ** placed one after another, so the array for L levels is a prefix of the one
-** for more. Host code; m >= 2. Fails only when out of memory. */
+** for more. Host code. Fails when out of memory, or with a usage error for m
+** outside 2..46340 (squared distances stay in an int) or levels outside 0..254. */
 db_status db_dbs_tarray_make(int m, int levels, uint32_t seed, uint8_t *t);
 
 /* The array of db_dbs_tarray_make, made once per (m, levels, seed): from
