@@ -10,14 +10,7 @@
 set -u
 out=${1:?usage: dbs_device.sh OUTDIR}
 mkdir -p "$out"
-if [ ! -e /etc/OpenCL/vendors/nvidia.icd ] && ldconfig -p | grep -q libnvidia-opencl.so.1; then
-    mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
-fi
-build=build-device
-[ -d "$build" ] || meson setup "$build" -Dtest_gpu_device=nvidia >/dev/null || exit 1
-meson compile -C "$build" >/dev/null || exit 1
-run="$build/docbin-run"
-export DOCBIN_CACHE_DIR=$PWD/$build/kernel-cache
+. "$(dirname "$0")/device_setup.sh"
 maps="cpu,cpu,cpu cpu,cpu,gpu cpu,gpu,cpu cpu,gpu,gpu gpu,cpu,cpu gpu,cpu,gpu gpu,gpu,cpu gpu,gpu,gpu"
 photo=/tmp/docbin-photo-4096x3072.pgm
 page=/tmp/docbin-page-4096x3072.pgm

@@ -14,14 +14,7 @@ part=${2:?usage: howe_device.sh OUTDIR check|dibco [IMAGE_DIR] [GLOB]}
 images=${3:-}
 glob=${4:-*.png}
 mkdir -p "$out"
-if [ ! -e /etc/OpenCL/vendors/nvidia.icd ] && ldconfig -p | grep -q libnvidia-opencl.so.1; then
-    mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
-fi
-build=build-device
-[ -d "$build" ] || meson setup "$build" -Dtest_gpu_device=nvidia >/dev/null || exit 1
-meson compile -C "$build" >/dev/null || exit 1
-run="$build/docbin-run"
-export DOCBIN_CACHE_DIR=$PWD/$build/kernel-cache
+. "$(dirname "$0")/device_setup.sh"
 maps="cpu,cpu,cpu cpu,cpu,gpu cpu,gpu,cpu cpu,gpu,gpu gpu,cpu,cpu gpu,cpu,gpu gpu,gpu,cpu gpu,gpu,gpu"
 a4=/tmp/docbin-synth-a4.png
 [ -e $a4 ] || $build/docbin-synth --a4 --seed 1 -o $a4 --gt /tmp/docbin-synth-a4-gt.png
