@@ -15,6 +15,11 @@ const char *const db_relabel_names[DB_RELABEL_COUNT] = {"none", "initial", "fixe
 #define ROUND 8
 #define SWEEPS 16
 
+/* Launches between two reads of a flag grow 1, 2, 4 .. MAX_BATCH: each read
+** drains the queue (tens of microseconds on a discrete GPU), while a launch
+** past convergence finds nothing to do and costs a few. */
+#define MAX_BATCH 8
+
 static cl_int cycles_per_launch(const db_pr_cut *pr)
 {
     return db_stage_device(pr->run)->info.type & CL_DEVICE_TYPE_CPU ? 1 : ROUND;
@@ -39,8 +44,8 @@ static db_status fill(db_pr_cut *pr, cl_mem buf, cl_int count, cl_int value)
 }
 
 /* Exact distances to the sink (a breadth-first search over reverse residual
-** arcs, done as relaxation): launches of SWEEPS rounds, one read of the
-** "changed" flag after each, until a launch changes nothing. */
+** arcs, done as relaxation): launches of SWEEPS rounds in growing batches,
+** a read of the "changed" flag after each batch, until a launch changes nothing. */
 static db_status global_relabel(db_pr_cut *pr)
 {
     db_stage_run *run = pr->run;
@@ -53,9 +58,13 @@ static db_status global_relabel(db_pr_cut *pr)
         st = db_stage_args(run, pr->bfs_sweeps, 6, sizeof pr->res, &pr->res, sizeof pr->rows, &pr->rows,
                            sizeof pr->cols, &pr->cols, sizeof sweeps, &sweeps, sizeof pr->height, &pr->height,
                            sizeof pr->counter, &pr->counter);
-    for (cl_int changed = 1; st == DB_OK && changed;) {
-        if ((st = fill(pr, pr->counter, 1, 0)) != DB_OK || (st = launch(pr, pr->bfs_sweeps, (size_t)pr->n)) != DB_OK ||
-            (st = db_stage_read(run, pr->counter, 0, sizeof changed, &changed)) != DB_OK)
+    /* The counter is cleared before the last launch of a batch only, so it
+    ** says whether that launch changed anything. */
+    for (cl_int changed = 1, batch = 1; st == DB_OK && changed; batch = batch < MAX_BATCH ? 2 * batch : batch) {
+        for (cl_int b = 0; b < batch && st == DB_OK; b++)
+            if ((b < batch - 1 || (st = fill(pr, pr->counter, 1, 0)) == DB_OK))
+                st = launch(pr, pr->bfs_sweeps, (size_t)pr->n);
+        if (st != DB_OK || (st = db_stage_read(run, pr->counter, 0, sizeof changed, &changed)) != DB_OK)
             return st;
     }
     if (st == DB_OK) {
@@ -106,13 +115,17 @@ db_status db_pr_cut_solve(db_pr_cut *pr)
     db_stage_run *run = pr->run;
     cl_int cycles = cycles_per_launch(pr);
     long start = pr->iterations, interval = ROUND, next_relabel = pr->iterations + interval;
+    /* `fixed` relabels after every ROUND iterations, so it reads after every launch. */
+    int batch = 1, max_batch = pr->strategy == DB_RELABEL_FIXED ? 1 : MAX_BATCH;
     for (;;) {
         db_status st = db_stage_args(run, pr->cycles, 8, sizeof pr->excess, &pr->excess, sizeof pr->height,
                                      &pr->height, sizeof pr->res, &pr->res, sizeof pr->rt, &pr->rt, sizeof pr->rows,
                                      &pr->rows, sizeof pr->cols, &pr->cols, sizeof pr->hmax, &pr->hmax,
                                      sizeof cycles, &cycles);
-        if (st == DB_OK)
+        for (int b = 0; b < batch && st == DB_OK; b++) {
             st = launch(pr, pr->cycles, (size_t)pr->n);
+            pr->iterations += cycles;
+        }
         if (st == DB_OK)
             st = fill(pr, pr->counter, 1, 0);
         if (st == DB_OK)
@@ -122,7 +135,6 @@ db_status db_pr_cut_solve(db_pr_cut *pr)
             st = launch(pr, pr->count, (size_t)pr->n);
         if (st != DB_OK)
             return st;
-        pr->iterations += cycles;
         pr->exact = 0;
         cl_int active = 0;
         if ((st = db_stage_read(run, pr->counter, 0, sizeof active, &active)) != DB_OK)
@@ -132,12 +144,14 @@ db_status db_pr_cut_solve(db_pr_cut *pr)
         if (pr->iterations - start >= MAX_ITERATIONS)
             return db_fail(DB_ERR_CL, "graph cut: push-relabel did not finish within %ld iterations on %s device '%s'",
                            MAX_ITERATIONS, db_role_name(db_stage_device(run)->role), db_stage_device(run)->info.name);
+        batch = batch < max_batch ? 2 * batch : batch;
         if ((pr->strategy == DB_RELABEL_FIXED && pr->iterations % ROUND == 0) ||
             (pr->strategy == DB_RELABEL_EXPONENTIAL && pr->iterations >= next_relabel)) {
             if ((st = global_relabel(pr)) != DB_OK)
                 return st;
             interval *= 2;
             next_relabel = pr->iterations + interval;
+            batch = 1;
         }
     }
 }
