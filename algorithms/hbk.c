@@ -152,9 +152,9 @@ static const db_param params[] = {
 
 static const db_stage stages[] = {
     {"kmeans", "block k-means from the global centroids, repeated until the global centroids converge",
-     {IMAGE}, 1, {CENTROIDS, STATE}, 2, {kmeans_cpu, kmeans_gpu}},
+     {IMAGE}, 1, {CENTROIDS, STATE}, 2, {kmeans_cpu, kmeans_gpu}, "hbk.cl"},
     {"label", "each pixel to its block's nearest final centroid; ties go to white", {IMAGE, CENTROIDS}, 2,
-     {BINARY}, 1, {label_cpu, label_gpu}},
+     {BINARY}, 1, {label_cpu, label_gpu}, "hbk.cl"},
 };
 
 static const db_report_field report[] = {

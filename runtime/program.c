@@ -116,6 +116,11 @@ static char *load_source(const char *name)
     return text;
 }
 
+char *db_kernel_source(const char *name)
+{
+    return load_source(name);
+}
+
 static void cache_key(const db_device *dev, const char *text, char hex[65])
 {
     db_sha256 h;

@@ -25,6 +25,12 @@ typedef struct db_cl_source {
 extern const db_cl_source db_cl_sources[];
 extern const int db_cl_source_count;
 
+/* The full text of cl/`name` as programs are built from it (the common prelude,
+** then the file: from DOCBIN_KERNEL_DIR when set, else embedded), malloc'd;
+** NULL with an error message when there is no such file. The planner hashes it
+** to tell when a calibration was measured with other kernels. */
+char *db_kernel_source(const char *name);
+
 /* A built program of one device, and the kernels created from it. */
 struct db_program {
     struct db_program *next;

@@ -93,6 +93,10 @@ typedef struct db_stage {
     int outputs[DB_MAX_PORTS];
     int n_outputs;
     db_stage_fn impl[DB_ROLE_COUNT];
+    /* The cl/ files whose kernels the implementations enqueue, space-separated
+    ** ("" for host code only): the planner hashes them so that a changed kernel
+    ** invalidates its calibration (planner/calib.h). */
+    const char *sources;
 } db_stage;
 
 /* An algorithm: a small DAG of stages over data items. Item `input` is the

@@ -65,7 +65,7 @@ static db_status cut(db_stage_run *run)
 }
 
 static const db_stage stages[] = {
-    {"cut", "push-relabel", {IMAGE}, 1, {SIDE, REPORT}, 2, {cut, cut}},
+    {"cut", "push-relabel", {IMAGE}, 1, {SIDE, REPORT}, 2, {cut, cut}, "pushrelabel.cl"},
 };
 
 static const db_param params[N_PARAMS] = {

@@ -1,0 +1,500 @@
+/*
+** calib.c — reading, writing and querying the per-host calibration file.
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "planner/calib.h"
+#include "runtime/program.h"
+#include "runtime/sha256.h"
+#include "runtime/util.h"
+
+/* Said after every reason a file is rejected. */
+#define CALIB_FIX "the calibration is not used; recalibrate, or delete the file to start uncalibrated"
+
+/* Fields of a stage row and of a transfer row, the row's kind included. */
+enum { STAGE_FIELDS = 11, TRANSFER_FIELDS = 7, MAX_FIELDS = 16 };
+
+void db_calib_init(db_calib *calib)
+{
+    memset(calib, 0, sizeof *calib);
+}
+
+void db_calib_free(db_calib *calib)
+{
+    free(calib->stages);
+    free(calib->transfers);
+    db_calib_init(calib);
+}
+
+static int is_hex(const char *s, size_t len)
+{
+    if (strlen(s) != len)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return 1;
+}
+
+/* A name fits a field: not empty, short enough, no blanks or control characters. */
+static int is_name(const char *s)
+{
+    size_t len = strlen(s);
+    if (len == 0 || len >= DB_CALIB_NAME)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] <= ' ' || s[i] == 0x7f)
+            return 0;
+    return 1;
+}
+
+static const char *variant_or_dash(const char *variant)
+{
+    return variant && variant[0] ? variant : "-";
+}
+
+static int same_stage_key(const db_calib_stage *e, const char *device, const char *algo, const char *stage,
+                          db_role role, const char *variant)
+{
+    return !strcmp(e->device, device) && !strcmp(e->algo, algo) && !strcmp(e->stage, stage) && e->role == role &&
+           !strcmp(e->variant, variant_or_dash(variant));
+}
+
+static int find_stage(const db_calib *calib, const char *device, const char *algo, const char *stage, db_role role,
+                      const char *variant)
+{
+    for (int i = 0; i < calib->n_stages; i++)
+        if (same_stage_key(&calib->stages[i], device, algo, stage, role, variant))
+            return i;
+    return -1;
+}
+
+static int find_transfer(const db_calib *calib, const char *device, db_transfer_dir dir)
+{
+    for (int i = 0; i < calib->n_transfers; i++)
+        if (!strcmp(calib->transfers[i].device, device) && calib->transfers[i].dir == dir)
+            return i;
+    return -1;
+}
+
+/* Grows an array of `elem` bytes to hold one more; 0 when out of memory. */
+static int reserve(void **array, int n, int *cap, size_t elem)
+{
+    if (n < *cap)
+        return 1;
+    int new_cap = *cap ? 2 * *cap : 16;
+    void *p = realloc(*array, (size_t)new_cap * elem);
+    if (!p)
+        return 0;
+    *array = p;
+    *cap = new_cap;
+    return 1;
+}
+
+/* Why a stage entry cannot be stored or written, or NULL when it can. */
+static const char *stage_problem(const db_calib_stage *e)
+{
+    if (!is_hex(e->device, 16))
+        return "the device key is not 16 lower-case hex digits";
+    if (!is_name(e->algo) || !is_name(e->stage) || !is_name(e->variant))
+        return "an algorithm, stage or variant name is empty, too long or holds a blank";
+    if (e->role != DB_ROLE_CPU && e->role != DB_ROLE_GPU)
+        return "the role is neither cpu nor gpu";
+    if (!is_hex(e->kernel_hash, 64))
+        return "the kernel hash is not 64 lower-case hex digits";
+    if (!isfinite(e->model.a) || !isfinite(e->model.b))
+        return "a or b is not a finite number";
+    if (e->model.sizes < DB_COST_MIN_SIZES)
+        return "the fit has fewer than 3 distinct sizes";
+    if (!isfinite(e->model.spread) || e->model.spread < 0)
+        return "the spread is negative or not a number";
+    return NULL;
+}
+
+static const char *transfer_problem(const db_calib_transfer *e)
+{
+    if (!is_hex(e->device, 16))
+        return "the device key is not 16 lower-case hex digits";
+    if (e->dir != DB_H2D && e->dir != DB_D2H)
+        return "the direction is neither h2d nor d2h";
+    if (!isfinite(e->model.latency_ms))
+        return "the latency is not a finite number";
+    if (!isfinite(e->model.bandwidth_gbs) || e->model.bandwidth_gbs <= 0)
+        return "the bandwidth is not a positive number";
+    if (e->model.sizes < DB_COST_MIN_SIZES)
+        return "the fit has fewer than 3 distinct sizes";
+    if (!isfinite(e->model.spread) || e->model.spread < 0)
+        return "the spread is negative or not a number";
+    return NULL;
+}
+
+db_status db_calib_put_stage(db_calib *calib, const db_calib_stage *entry)
+{
+    const char *problem = stage_problem(entry);
+    if (problem)
+        return db_fail(DB_ERR_USAGE, "cannot record the calibration of stage %s/%s: %s", entry->algo, entry->stage,
+                       problem);
+    int i = find_stage(calib, entry->device, entry->algo, entry->stage, entry->role, entry->variant);
+    if (i < 0) {
+        if (!reserve((void **)&calib->stages, calib->n_stages, &calib->cap_stages, sizeof *calib->stages))
+            return db_fail(DB_ERR_NOMEM, "out of memory recording a calibration");
+        i = calib->n_stages++;
+    }
+    calib->stages[i] = *entry;
+    return DB_OK;
+}
+
+db_status db_calib_put_transfer(db_calib *calib, const db_calib_transfer *entry)
+{
+    const char *problem = transfer_problem(entry);
+    if (problem)
+        return db_fail(DB_ERR_USAGE, "cannot record the transfer calibration of device %.16s: %s", entry->device,
+                       problem);
+    int i = find_transfer(calib, entry->device, entry->dir);
+    if (i < 0) {
+        if (!reserve((void **)&calib->transfers, calib->n_transfers, &calib->cap_transfers,
+                     sizeof *calib->transfers))
+            return db_fail(DB_ERR_NOMEM, "out of memory recording a calibration");
+        i = calib->n_transfers++;
+    }
+    calib->transfers[i] = *entry;
+    return DB_OK;
+}
+
+/* Parses a whole field as a finite double. */
+static int parse_double(const char *s, double *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    return end != s && *end == '\0' && errno == 0 && isfinite(*v);
+}
+
+/* Parses a whole field as an int in [0, 1e9]. */
+static int parse_count(const char *s, int *v)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || errno != 0 || n < 0 || n > 1000000000L)
+        return 0;
+    *v = (int)n;
+    return 1;
+}
+
+static int copy_field(char *dst, size_t size, const char *src)
+{
+    if (strlen(src) >= size)
+        return 0;
+    strcpy(dst, src);
+    return 1;
+}
+
+/* Parses the fields of a stage row into `e`; returns what is wrong, or NULL. */
+static const char *parse_stage(char **f, int n, db_calib_stage *e, char *why, size_t why_size)
+{
+    if (n != STAGE_FIELDS) {
+        snprintf(why, why_size, "a stage row has %d fields, not %d", n, STAGE_FIELDS);
+        return why;
+    }
+    memset(e, 0, sizeof *e);
+    if (!copy_field(e->device, sizeof e->device, f[1]) || !copy_field(e->algo, sizeof e->algo, f[2]) ||
+        !copy_field(e->stage, sizeof e->stage, f[3]) || !copy_field(e->variant, sizeof e->variant, f[5]) ||
+        !copy_field(e->kernel_hash, sizeof e->kernel_hash, f[6]))
+        return "a field is too long";
+    if (!strcmp(f[4], "cpu"))
+        e->role = DB_ROLE_CPU;
+    else if (!strcmp(f[4], "gpu"))
+        e->role = DB_ROLE_GPU;
+    else
+        return "the role (field 5) is neither cpu nor gpu";
+    if (!parse_double(f[7], &e->model.a))
+        return "a (field 8) is not a number";
+    if (!parse_double(f[8], &e->model.b))
+        return "b (field 9) is not a number";
+    if (!parse_count(f[9], &e->model.sizes))
+        return "sizes (field 10) is not a count";
+    if (!parse_double(f[10], &e->model.spread))
+        return "spread (field 11) is not a number";
+    return stage_problem(e);
+}
+
+static const char *parse_transfer(char **f, int n, db_calib_transfer *e, char *why, size_t why_size)
+{
+    if (n != TRANSFER_FIELDS) {
+        snprintf(why, why_size, "a transfer row has %d fields, not %d", n, TRANSFER_FIELDS);
+        return why;
+    }
+    memset(e, 0, sizeof *e);
+    if (!copy_field(e->device, sizeof e->device, f[1]))
+        return "the device key is too long";
+    if (!strcmp(f[2], "h2d"))
+        e->dir = DB_H2D;
+    else if (!strcmp(f[2], "d2h"))
+        e->dir = DB_D2H;
+    else
+        return "the direction (field 3) is neither h2d nor d2h";
+    if (!parse_double(f[3], &e->model.latency_ms))
+        return "the latency (field 4) is not a number";
+    if (!parse_double(f[4], &e->model.bandwidth_gbs))
+        return "the bandwidth (field 5) is not a number";
+    if (!parse_count(f[5], &e->model.sizes))
+        return "sizes (field 6) is not a count";
+    if (!parse_double(f[6], &e->model.spread))
+        return "spread (field 7) is not a number";
+    return transfer_problem(e);
+}
+
+/* Splits `line` in place at blanks; returns the number of fields (at most MAX_FIELDS + 1). */
+static int split(char *line, char **f)
+{
+    int n = 0;
+    char *save;
+    for (char *t = strtok_r(line, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save)) {
+        if (n <= MAX_FIELDS)
+            f[n] = t;
+        n++;
+        if (n > MAX_FIELDS)
+            break;
+    }
+    return n;
+}
+
+/* Parses the text of a calibration file into `out` (empty on entry). */
+static db_status parse_file(const char *path, char *text, db_calib *out)
+{
+    int line_no = 0;
+    char *p = text;
+    while (*p) {
+        line_no++;
+        char *nl = strchr(p, '\n');
+        if (!nl)
+            return db_fail(DB_ERR_FORMAT, "%s:%d: the line does not end (the file is truncated); %s", path, line_no,
+                           CALIB_FIX);
+        *nl = '\0';
+        char *line = p;
+        p = nl + 1;
+        if (line_no == 1) {
+            if (strcmp(line, DB_CALIB_HEADER) != 0)
+                return db_fail(DB_ERR_FORMAT, "%s:1: the header is '%.40s', not '%s' (another docbin's format, or "
+                               "not a calibration file); %s", path, line, DB_CALIB_HEADER, CALIB_FIX);
+            continue;
+        }
+        char *f[MAX_FIELDS + 1];
+        int n = split(line, f);
+        if (n == 0 || f[0][0] == '#')
+            continue;
+        const char *why;
+        char count_why[64];
+        int dup = -1;
+        if (!strcmp(f[0], "stage")) {
+            db_calib_stage e;
+            why = parse_stage(f, n, &e, count_why, sizeof count_why);
+            if (!why) {
+                dup = find_stage(out, e.device, e.algo, e.stage, e.role, e.variant);
+                if (dup < 0 && db_calib_put_stage(out, &e) != DB_OK)
+                    return db_error_status();
+            }
+        } else if (!strcmp(f[0], "transfer")) {
+            db_calib_transfer e;
+            why = parse_transfer(f, n, &e, count_why, sizeof count_why);
+            if (!why) {
+                dup = find_transfer(out, e.device, e.dir);
+                if (dup < 0 && db_calib_put_transfer(out, &e) != DB_OK)
+                    return db_error_status();
+            }
+        } else {
+            why = "the row is neither 'stage' nor 'transfer'";
+        }
+        if (!why && dup >= 0)
+            why = "the entry appears twice";
+        if (why)
+            return db_fail(DB_ERR_FORMAT, "%s:%d: %s; %s", path, line_no, why, CALIB_FIX);
+    }
+    if (line_no == 0)
+        return db_fail(DB_ERR_FORMAT, "%s:1: the file is empty, not '%s'; %s", path, DB_CALIB_HEADER, CALIB_FIX);
+    return DB_OK;
+}
+
+db_status db_calib_load(db_calib *calib, const char *path)
+{
+    size_t size;
+    char *text = db_read_file(path, &size);
+    if (!text) {
+        if (errno == ENOENT)
+            return DB_OK;
+        return db_fail(DB_ERR_IO, "cannot read calibration file %s: %s", path, strerror(errno));
+    }
+    if (strlen(text) != size) {
+        free(text);
+        return db_fail(DB_ERR_FORMAT, "%s: the file holds a NUL byte (not a calibration file); %s", path,
+                       CALIB_FIX);
+    }
+    db_calib loaded;
+    db_calib_init(&loaded);
+    db_status st = parse_file(path, text, &loaded);
+    free(text);
+    if (st != DB_OK) {
+        db_calib_free(&loaded);
+        return st;
+    }
+    db_calib_free(calib);
+    *calib = loaded;
+    return DB_OK;
+}
+
+/* Creates every missing directory above `path` (the file itself excluded). */
+static db_status make_parents(const char *path)
+{
+    char dir[4096];
+    if (strlen(path) >= sizeof dir)
+        return db_fail(DB_ERR_IO, "cannot write %s: path too long", path);
+    strcpy(dir, path);
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+            return db_fail(DB_ERR_IO, "cannot create directory %s for %s: %s", dir, path, strerror(errno));
+        *p = '/';
+    }
+    return DB_OK;
+}
+
+db_status db_calib_save(const db_calib *calib, const char *path)
+{
+    db_status st = make_parents(path);
+    if (st != DB_OK)
+        return st;
+    db_atomic_file af;
+    if ((st = db_atomic_open(&af, path)) != DB_OK)
+        return st;
+    /* %.17g: doubles read back bit for bit. */
+    fprintf(af.f, "%s\n", DB_CALIB_HEADER);
+    fprintf(af.f, "# stage device algo stage role variant kernel-hash a(ms) b(ms/pixel) sizes spread\n");
+    fprintf(af.f, "# transfer device dir latency(ms) bandwidth(GB/s) sizes spread\n");
+    for (int i = 0; i < calib->n_stages; i++) {
+        const db_calib_stage *e = &calib->stages[i];
+        fprintf(af.f, "stage %s %s %s %s %s %s %.17g %.17g %d %.17g\n", e->device, e->algo, e->stage,
+                db_role_name(e->role), e->variant, e->kernel_hash, e->model.a, e->model.b, e->model.sizes,
+                e->model.spread);
+    }
+    for (int i = 0; i < calib->n_transfers; i++) {
+        const db_calib_transfer *e = &calib->transfers[i];
+        fprintf(af.f, "transfer %s %s %.17g %.17g %d %.17g\n", e->device, db_transfer_dir_name(e->dir),
+                e->model.latency_ms, e->model.bandwidth_gbs, e->model.sizes, e->model.spread);
+    }
+    if (ferror(af.f)) {
+        db_atomic_abort(&af);
+        return db_fail(DB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+    }
+    return db_atomic_commit(&af);
+}
+
+db_calib_found db_calib_find_stage(const db_calib *calib, const char *device, const char *algo, const char *stage,
+                                   db_role role, const char *variant, const char *kernel_hash, db_cost_model *model,
+                                   char *msg, size_t msg_size)
+{
+    char where[160];
+    snprintf(where, sizeof where, "stage %s/%s (%s%s%s) on device %s", algo, stage, db_role_name(role),
+             variant && variant[0] && strcmp(variant, "-") ? ", variant " : "",
+             variant && strcmp(variant, "-") ? variant : "", device);
+    int i = find_stage(calib, device, algo, stage, role, variant);
+    if (i < 0) {
+        if (msg && msg_size)
+            snprintf(msg, msg_size, "%s is not calibrated", where);
+        return DB_CALIB_MISSING;
+    }
+    const db_calib_stage *e = &calib->stages[i];
+    if (strcmp(e->kernel_hash, kernel_hash) != 0) {
+        if (msg && msg_size)
+            snprintf(msg, msg_size, "the calibration of %s was measured with other kernels (hash %.12s, now "
+                     "%.12s); recalibrate that stage on that device", where, e->kernel_hash, kernel_hash);
+        return DB_CALIB_STALE;
+    }
+    *model = e->model;
+    if (msg && msg_size)
+        msg[0] = '\0';
+    return DB_CALIB_FOUND;
+}
+
+db_calib_found db_calib_find_transfer(const db_calib *calib, const char *device, db_transfer_dir dir,
+                                      db_transfer_model *model)
+{
+    int i = find_transfer(calib, device, dir);
+    if (i < 0)
+        return DB_CALIB_MISSING;
+    *model = calib->transfers[i].model;
+    return DB_CALIB_FOUND;
+}
+
+db_status db_calib_default_path(char *path, size_t size)
+{
+    char host[256];
+    if (gethostname(host, sizeof host) != 0 || !host[0])
+        snprintf(host, sizeof host, "localhost");
+    host[sizeof host - 1] = '\0';
+    /* The host name becomes a file name: keep it one path component. */
+    for (char *p = host; *p; p++)
+        if (*p == '/' || (unsigned char)*p <= ' ')
+            *p = '_';
+    const char *perf = getenv("DOCBIN_PERF_DIR");
+    const char *xdg = getenv("XDG_DATA_HOME");
+    const char *home = getenv("HOME");
+    int n;
+    if (perf && perf[0])
+        n = snprintf(path, size, "%s/%s.calib", perf, host);
+    else if (xdg && xdg[0])
+        n = snprintf(path, size, "%s/docbin/perf/%s.calib", xdg, host);
+    else if (home && home[0])
+        n = snprintf(path, size, "%s/.local/share/docbin/perf/%s.calib", home, host);
+    else
+        return db_fail(DB_ERR_IO, "no place for the calibration file: HOME is not set; set DOCBIN_PERF_DIR");
+    if (n < 0 || (size_t)n >= size)
+        return db_fail(DB_ERR_IO, "the calibration file's path is too long; set DOCBIN_PERF_DIR to a shorter "
+                       "directory");
+    return DB_OK;
+}
+
+db_status db_stage_kernel_hash(const db_stage *stage, char hex[65])
+{
+    if (!stage->sources)
+        return db_fail(DB_ERR_USAGE, "stage %s does not list its OpenCL sources (db_stage.sources)", stage->name);
+    db_sha256 s;
+    db_sha256_init(&s);
+    const char *p = stage->sources;
+    for (;;) {
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            break;
+        size_t len = strcspn(p, " ");
+        char name[64];
+        if (len >= sizeof name)
+            return db_fail(DB_ERR_USAGE, "stage %s lists a source name that is too long: %.*s", stage->name,
+                           (int)len, p);
+        memcpy(name, p, len);
+        name[len] = '\0';
+        p += len;
+        char *text = db_kernel_source(name);
+        if (!text) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", db_error_message());
+            return db_fail(db_error_status(), "stage %s: %s", stage->name, why);
+        }
+        /* The name and a NUL separate the files, so moving text between them changes the hash. */
+        db_sha256_update(&s, name, len + 1);
+        db_sha256_update(&s, text, strlen(text) + 1);
+        free(text);
+    }
+    uint8_t digest[32];
+    db_sha256_final(&s, digest);
+    db_sha256_hex(digest, hex);
+    return DB_OK;
+}

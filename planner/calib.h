@@ -1,0 +1,123 @@
+/*
+** calib.h — the per-host calibration file: fitted cost models of stages and transfers.
+**
+** The file is plain text, one entry per line, fields separated by spaces:
+**
+**   docbin-calibration 1
+**   stage <device> <algo> <stage> <role> <variant> <kernel-hash> <a> <b> <sizes> <spread>
+**   transfer <device> <dir> <latency> <bandwidth> <sizes> <spread>
+**
+**   device       16 hex digits: the device key (db_device_info.key: platform, name, driver)
+**   algo, stage  names as --list-algos prints them
+**   role         cpu or gpu: the role the stage ran under (its implementation)
+**   variant      the --variant word, or - when the algorithm has none
+**   kernel-hash  64 hex digits: SHA-256 of the OpenCL sources the stage uses
+**                (db_stage_kernel_hash); a row with another hash is stale
+**   a, b         t(ms) = a + b * pixels (planner/cost.h)
+**   sizes        the distinct image sizes fitted, >= 3
+**   spread       the largest |residual| / measured time of the fit, >= 0
+**   dir          h2d (host to device) or d2h (device to host)
+**   latency      ms; t(ms) = latency + bytes / (bandwidth * 1e6)
+**   bandwidth    GB/s (1e9 bytes per second), > 0
+**
+** Blank lines and lines starting with '#' are ignored. Each key (a stage row's
+** first six fields, a transfer row's first two) appears once. A file with any
+** malformed line is rejected whole, with its name, the line number and the fix
+** (recalibrate or delete the file): a half-read calibration would plan silently
+** with holes. Host code (a stage's C functions) is not part of the kernel hash.
+*/
+#ifndef DB_CALIB_H
+#define DB_CALIB_H
+
+#include <stddef.h>
+#include "planner/cost.h"
+#include "runtime/stage.h"
+
+/* The first line of every calibration file; bump the number when rows change. */
+#define DB_CALIB_HEADER "docbin-calibration 1"
+
+/* Longest algorithm, stage and variant names, with the NUL. */
+enum { DB_CALIB_NAME = 32 };
+
+/* The cost model of one stage on one device under one role and variant. */
+typedef struct db_calib_stage {
+    char device[17];               /* device key, 16 hex digits */
+    char algo[DB_CALIB_NAME];
+    char stage[DB_CALIB_NAME];
+    db_role role;
+    char variant[DB_CALIB_NAME];   /* "-" when the algorithm has no variants */
+    char kernel_hash[65];          /* db_stage_kernel_hash when measured */
+    db_cost_model model;
+} db_calib_stage;
+
+/* The copy model of one device in one direction. */
+typedef struct db_calib_transfer {
+    char device[17];
+    db_transfer_dir dir;
+    db_transfer_model model;
+} db_calib_transfer;
+
+/* A host's calibration: every entry of its file, in file order. */
+typedef struct db_calib {
+    db_calib_stage *stages;
+    int n_stages, cap_stages;
+    db_calib_transfer *transfers;
+    int n_transfers, cap_transfers;
+} db_calib;
+
+/* What a lookup found. A stale entry is reported apart from a missing one so
+** that the planner can say loudly which stage must be recalibrated. */
+typedef enum db_calib_found {
+    DB_CALIB_FOUND,
+    DB_CALIB_MISSING,
+    DB_CALIB_STALE   /* an entry exists, measured with other kernels: do not use it */
+} db_calib_found;
+
+/* An empty calibration. */
+void db_calib_init(db_calib *calib);
+
+/* Frees the entries; `calib` is empty afterwards. */
+void db_calib_free(db_calib *calib);
+
+/* Replaces `calib` with the entries of `path`. A missing file is an empty
+** calibration (a new host starts uncalibrated); any malformed line fails the
+** whole load with DB_ERR_FORMAT and leaves `calib` as it was. */
+db_status db_calib_load(db_calib *calib, const char *path);
+
+/* Writes `calib` to `path` atomically (readers see the old file or the new one),
+** creating the missing directories. */
+db_status db_calib_save(const db_calib *calib, const char *path);
+
+/* Adds `entry`, or replaces the entry with the same device, algo, stage, role
+** and variant. DB_ERR_USAGE for a name that is empty, too long or holds a space,
+** or a key or hash that is not hex; DB_ERR_NOMEM. */
+db_status db_calib_put_stage(db_calib *calib, const db_calib_stage *entry);
+
+/* Adds `entry`, or replaces the entry of the same device and direction. */
+db_status db_calib_put_transfer(db_calib *calib, const db_calib_transfer *entry);
+
+/* Looks up the model of a stage for the current kernels `kernel_hash`. FOUND
+** fills `model`; STALE (the entry's hash differs) writes into msg which stage on
+** which device must be recalibrated; MISSING writes what is not calibrated.
+** `variant` is "-" or NULL when the algorithm has none. */
+db_calib_found db_calib_find_stage(const db_calib *calib, const char *device, const char *algo, const char *stage,
+                                   db_role role, const char *variant, const char *kernel_hash, db_cost_model *model,
+                                   char *msg, size_t msg_size);
+
+/* Looks up the copy model of `device` in direction `dir`: FOUND or MISSING. */
+db_calib_found db_calib_find_transfer(const db_calib *calib, const char *device, db_transfer_dir dir,
+                                      db_transfer_model *model);
+
+/* The calibration file of this host: $DOCBIN_PERF_DIR/<host>.calib, else
+** $XDG_DATA_HOME/docbin/perf/<host>.calib, else ~/.local/share/docbin/perf/<host>.calib.
+** One file per host name, since costs belong to the machine. DB_ERR_IO when no
+** directory can be named (no HOME) or the path does not fit in `size`. */
+db_status db_calib_default_path(char *path, size_t size);
+
+/* The SHA-256 (64 hex digits) of the text of the OpenCL sources `stage` lists
+** (db_stage.sources), in order, as programs are built from them: the kernel
+** hash of its calibration rows. DB_ERR_USAGE when sources is NULL or names a
+** file that does not exist. */
+db_status db_stage_kernel_hash(const db_stage *stage, char hex[65]);
+
+#endif

@@ -1,0 +1,110 @@
+/*
+** cost.c — least-squares fits of the stage and transfer cost models.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <gsl/gsl_fit.h>
+#include "planner/cost.h"
+
+/* Bytes per millisecond in one GB/s. */
+static const double BYTES_PER_MS_PER_GBS = 1e6;
+
+static int count_sizes(const db_cost_sample *samples, int n)
+{
+    int distinct = 0;
+    for (int i = 0; i < n; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = samples[j].size == samples[i].size;
+        distinct += !seen;
+    }
+    return distinct;
+}
+
+/* The line a + b * x through the samples, its distinct sizes and its spread;
+** `what` ("pixels", "bytes") names the size in messages. */
+static db_status fit_line(const db_cost_sample *samples, int n, const char *what, double *a, double *b, int *sizes,
+                          double *spread)
+{
+    for (int i = 0; i < n; i++) {
+        const db_cost_sample *s = &samples[i];
+        if (!isfinite(s->size) || !isfinite(s->ms) || s->size < 0 || s->ms < 0)
+            return db_fail(DB_ERR_USAGE, "cost sample %d (%g %s, %g ms) is negative or not a number; "
+                           "measure again", i, s->size, what, s->ms);
+    }
+    int distinct = count_sizes(samples, n);
+    if (distinct < DB_COST_MIN_SIZES)
+        return db_fail(DB_ERR_USAGE, "a cost model needs samples at %d or more distinct sizes, got %d; "
+                       "measure more image sizes", DB_COST_MIN_SIZES, distinct);
+    double *x = malloc(2 * (size_t)n * sizeof *x);
+    if (!x)
+        return db_fail(DB_ERR_NOMEM, "out of memory fitting a cost model");
+    double *y = x + n;
+    for (int i = 0; i < n; i++) {
+        x[i] = samples[i].size;
+        y[i] = samples[i].ms;
+    }
+    double cov00, cov01, cov11, sumsq;
+    gsl_fit_linear(x, 1, y, 1, (size_t)n, a, b, &cov00, &cov01, &cov11, &sumsq);
+    free(x);
+    /* The residual relative to the measured time; a time of 0 (below the
+    ** clock's resolution) counts as 1 us so that it does not divide by 0. */
+    double worst = 0;
+    for (int i = 0; i < n; i++) {
+        double r = fabs(samples[i].ms - (*a + *b * samples[i].size)) / fmax(samples[i].ms, 1e-3);
+        worst = fmax(worst, r);
+    }
+    if (!isfinite(*a) || !isfinite(*b))
+        return db_fail(DB_ERR_USAGE, "the cost fit over %d sizes is not finite; measure again", distinct);
+    *sizes = distinct;
+    *spread = worst;
+    return DB_OK;
+}
+
+db_status db_cost_fit(const db_cost_sample *samples, int n, db_cost_model *model)
+{
+    db_cost_model m;
+    db_status st = fit_line(samples, n, "pixels", &m.a, &m.b, &m.sizes, &m.spread);
+    if (st == DB_OK)
+        *model = m;
+    return st;
+}
+
+double db_cost_predict(const db_cost_model *model, double pixels)
+{
+    return fmax(0, model->a + model->b * pixels);
+}
+
+const char *db_transfer_dir_name(db_transfer_dir dir)
+{
+    switch (dir) {
+    case DB_H2D:
+        return "h2d";
+    case DB_D2H:
+        return "d2h";
+    default:
+        return "?";
+    }
+}
+
+db_status db_transfer_fit(const db_cost_sample *samples, int n, db_transfer_model *model)
+{
+    double a, b, spread;
+    int sizes;
+    db_status st = fit_line(samples, n, "bytes", &a, &b, &sizes, &spread);
+    if (st != DB_OK)
+        return st;
+    if (!(b > 0))
+        return db_fail(DB_ERR_USAGE, "transfer times over %d sizes do not grow with the size (slope %g ms/byte), "
+                       "so no bandwidth follows; measure larger transfers", sizes, b);
+    model->latency_ms = a;
+    model->bandwidth_gbs = 1 / (b * BYTES_PER_MS_PER_GBS);
+    model->sizes = sizes;
+    model->spread = spread;
+    return DB_OK;
+}
+
+double db_transfer_predict(const db_transfer_model *model, double bytes)
+{
+    return fmax(0, model->latency_ms + bytes / (model->bandwidth_gbs * BYTES_PER_MS_PER_GBS));
+}

@@ -1,0 +1,70 @@
+/*
+** cost.h — the planner's cost models: how long a stage or a transfer takes.
+**
+** A stage on a device costs t = a + b * pixels; a copy between host and device
+** costs t = latency + bytes / bandwidth (DESIGN.md "Planner"). Both are straight
+** lines fitted by least squares (GSL) to samples (size, ms), where each sample
+** is the median of warm runs at one size: medians, because one slow run (a
+** page fault, another process) would drag a mean and with it every plan
+** (specs/runtime-notes.md, StarPU). A line through two sizes always fits, so a
+** fit needs at least DB_COST_MIN_SIZES distinct sizes.
+*/
+#ifndef DB_COST_H
+#define DB_COST_H
+
+#include "runtime/error.h"
+
+/* The fewest distinct sizes a fit accepts: the third is the first check that
+** the time really is linear in the size. */
+enum { DB_COST_MIN_SIZES = 3 };
+
+/* One measurement: the median time in milliseconds at one size (pixels for a
+** stage, bytes for a transfer). Several samples may share a size. */
+typedef struct db_cost_sample {
+    double size;
+    double ms;
+} db_cost_sample;
+
+/* A stage's fitted model, t(ms) = a + b * pixels. */
+typedef struct db_cost_model {
+    double a;      /* fixed cost in ms: launches, reads of convergence flags */
+    double b;      /* ms per pixel */
+    int sizes;     /* distinct sizes the fit saw */
+    double spread; /* the largest |residual| / measured time: how far to trust the line */
+} db_cost_model;
+
+/* Fits `model` to n samples. DB_ERR_USAGE (naming the fix) for fewer than
+** DB_COST_MIN_SIZES distinct sizes, or a negative, infinite or NaN value. */
+db_status db_cost_fit(const db_cost_sample *samples, int n, db_cost_model *model);
+
+/* The predicted time in ms for `pixels`; never negative, since a fit through
+** noisy small sizes may cross zero. */
+double db_cost_predict(const db_cost_model *model, double pixels);
+
+/* The direction of a copy: host to device or device to host. Copy engines are
+** often asymmetric, so each direction has its own model. */
+typedef enum db_transfer_dir {
+    DB_H2D,
+    DB_D2H,
+    DB_TRANSFER_DIR_COUNT
+} db_transfer_dir;
+
+/* "h2d" or "d2h", the words of the calibration file. */
+const char *db_transfer_dir_name(db_transfer_dir dir);
+
+/* A device's fitted copy model in one direction, t(ms) = latency_ms + bytes / (bandwidth_gbs * 1e6). */
+typedef struct db_transfer_model {
+    double latency_ms;    /* the fit's intercept; noise may leave it slightly negative */
+    double bandwidth_gbs; /* 1e9 bytes per second, > 0 */
+    int sizes;            /* distinct sizes the fit saw */
+    double spread;        /* the largest |residual| / measured time */
+} db_transfer_model;
+
+/* Fits `model` to n samples (bytes, ms), as db_cost_fit does; also fails when
+** the time does not grow with the size (no finite positive bandwidth). */
+db_status db_transfer_fit(const db_cost_sample *samples, int n, db_transfer_model *model);
+
+/* The predicted time in ms to copy `bytes`; never negative. */
+double db_transfer_predict(const db_transfer_model *model, double bytes);
+
+#endif

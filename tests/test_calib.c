@@ -1,0 +1,360 @@
+/*
+** test_calib.c — the planner's cost fits and calibration file: fits against a
+** closed-form least squares, file round trips, rejected files, stale rows, and
+** the OpenCL sources every stage lists. Needs no OpenCL device.
+*/
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "algorithms/algorithms.h"
+#include "planner/calib.h"
+#include "planner/cost.h"
+#include "runtime/program.h"
+#include "testutil.h"
+
+static char dir[] = "/tmp/test_calib.XXXXXX";
+
+/* Ordinary least squares from the normal equations, independent of GSL. */
+static void closed_form(const db_cost_sample *s, int n, double *a, double *b)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (int i = 0; i < n; i++) {
+        sx += s[i].size;
+        sy += s[i].ms;
+        sxx += s[i].size * s[i].size;
+        sxy += s[i].size * s[i].ms;
+    }
+    *b = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+    *a = (sy - *b * sx) / n;
+}
+
+static void test_fit(void)
+{
+    /* Noiseless: the line comes back to rounding. */
+    db_cost_sample s[5];
+    for (int i = 0; i < 5; i++) {
+        s[i].size = 1e5 * (1 << i);
+        s[i].ms = 0.25 + 2e-6 * s[i].size;
+    }
+    db_cost_model m;
+    CHECK(db_cost_fit(s, 5, &m) == DB_OK, "noiseless fit: %s", db_error_message());
+    CHECK(fabs(m.a - 0.25) < 1e-9 && fabs(m.b - 2e-6) < 1e-15, "noiseless fit a=%g b=%g", m.a, m.b);
+    CHECK(m.sizes == 5 && m.spread < 1e-9, "sizes %d spread %g", m.sizes, m.spread);
+    CHECK(fabs(db_cost_predict(&m, 1e6) - 2.25) < 1e-9, "predict %g", db_cost_predict(&m, 1e6));
+
+    /* Noisy, with repeated sizes: the same line as the normal equations give. */
+    db_cost_sample t[12];
+    uint32_t seed = 12345;
+    for (int i = 0; i < 12; i++) {
+        t[i].size = 2e5 * (1 + i % 4);
+        double noise = ((double)(test_random(&seed) % 2001) - 1000) / 1000 * 0.05; /* +-5 % */
+        t[i].ms = (1.5 + 3e-6 * t[i].size) * (1 + noise);
+    }
+    double a, b;
+    closed_form(t, 12, &a, &b);
+    CHECK(db_cost_fit(t, 12, &m) == DB_OK, "noisy fit: %s", db_error_message());
+    CHECK(fabs(m.a - a) < 1e-9 * fmax(1, fabs(a)) && fabs(m.b - b) < 1e-9 * fabs(b),
+          "noisy fit a=%g b=%g, closed form a=%g b=%g", m.a, m.b, a, b);
+    CHECK(m.sizes == 4, "noisy sizes %d", m.sizes);
+    CHECK(fabs(m.b - 3e-6) < 0.2 * 3e-6, "noisy b=%g, true 3e-6", m.b);
+    double worst = 0;
+    for (int i = 0; i < 12; i++)
+        worst = fmax(worst, fabs(t[i].ms - (a + b * t[i].size)) / t[i].ms);
+    CHECK(fabs(m.spread - worst) < 1e-9 && worst > 0, "spread %g, expected %g", m.spread, worst);
+
+    /* Fewer than 3 distinct sizes, however many samples. */
+    db_cost_sample two[4] = {{1e5, 1}, {1e5, 1.1}, {2e5, 2}, {2e5, 2.1}};
+    CHECK(db_cost_fit(two, 4, &m) == DB_ERR_USAGE && strstr(db_error_message(), "3 or more distinct sizes"),
+          "2 sizes accepted: %s", db_error_message());
+    CHECK(db_cost_fit(two, 0, &m) == DB_ERR_USAGE, "no samples accepted");
+    db_cost_sample bad[3] = {{1e5, 1}, {2e5, NAN}, {3e5, 3}};
+    CHECK(db_cost_fit(bad, 3, &m) == DB_ERR_USAGE, "NaN accepted");
+
+    /* Transfers: 0.02 ms latency, 10 GB/s = 1e7 bytes per ms. */
+    db_cost_sample c[4];
+    for (int i = 0; i < 4; i++) {
+        c[i].size = 1e6 * (1 << (2 * i));
+        c[i].ms = 0.02 + c[i].size / 1e7;
+    }
+    db_transfer_model tm;
+    CHECK(db_transfer_fit(c, 4, &tm) == DB_OK, "transfer fit: %s", db_error_message());
+    CHECK(fabs(tm.latency_ms - 0.02) < 1e-9 && fabs(tm.bandwidth_gbs - 10) < 1e-6, "transfer %g ms %g GB/s",
+          tm.latency_ms, tm.bandwidth_gbs);
+    CHECK(fabs(db_transfer_predict(&tm, 1e7) - 1.02) < 1e-9, "transfer predict %g", db_transfer_predict(&tm, 1e7));
+    db_cost_sample flat[3] = {{1e6, 1}, {2e6, 1}, {3e6, 1}};
+    CHECK(db_transfer_fit(flat, 3, &tm) == DB_ERR_USAGE, "flat transfer accepted");
+    CHECK(db_transfer_fit(c, 2, &tm) == DB_ERR_USAGE, "2-size transfer accepted");
+}
+
+/* Field by field: struct padding may differ. */
+static int same_stage(const db_calib_stage *x, const db_calib_stage *y)
+{
+    return !strcmp(x->device, y->device) && !strcmp(x->algo, y->algo) && !strcmp(x->stage, y->stage) &&
+           x->role == y->role && !strcmp(x->variant, y->variant) && !strcmp(x->kernel_hash, y->kernel_hash) &&
+           x->model.a == y->model.a && x->model.b == y->model.b && x->model.sizes == y->model.sizes &&
+           x->model.spread == y->model.spread;
+}
+
+static int same_transfer(const db_calib_transfer *x, const db_calib_transfer *y)
+{
+    return !strcmp(x->device, y->device) && x->dir == y->dir && x->model.latency_ms == y->model.latency_ms &&
+           x->model.bandwidth_gbs == y->model.bandwidth_gbs && x->model.sizes == y->model.sizes &&
+           x->model.spread == y->model.spread;
+}
+
+static db_calib_stage stage_entry(const char *device, const char *stage, db_role role, const char *variant,
+                                  char hash_digit, double a, double b)
+{
+    db_calib_stage e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.device, sizeof e.device, "%s", device);
+    snprintf(e.algo, sizeof e.algo, "sauvola");
+    snprintf(e.stage, sizeof e.stage, "%s", stage);
+    e.role = role;
+    snprintf(e.variant, sizeof e.variant, "%s", variant);
+    memset(e.kernel_hash, hash_digit, 64);
+    e.model = (db_cost_model){.a = a, .b = b, .sizes = 4, .spread = 0.031};
+    return e;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_file(void)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/sub/dir/host.calib", dir);
+    db_calib c, d;
+    db_calib_init(&c);
+    db_calib_init(&d);
+    db_calib_stage e1 = stage_entry("0123456789abcdef", "stats", DB_ROLE_GPU, "shared", 'a', 0.1 / 3, 1.0 / 7e6);
+    db_calib_stage e2 = stage_entry("0123456789abcdef", "stats", DB_ROLE_CPU, "shared", 'b', -0.01, 3e-7);
+    db_calib_stage e3 = stage_entry("fedcba9876543210", "gray", DB_ROLE_GPU, "-", 'c', 2, 1e-9);
+    db_calib_transfer t1 = {"0123456789abcdef", DB_H2D, {.latency_ms = 0.015, .bandwidth_gbs = 11.7, .sizes = 5,
+                                                          .spread = 0.2}};
+    db_calib_transfer t2 = {"0123456789abcdef", DB_D2H, {.latency_ms = -0.001, .bandwidth_gbs = 1.0 / 3, .sizes = 3,
+                                                          .spread = 0}};
+    CHECK(db_calib_put_stage(&c, &e1) == DB_OK && db_calib_put_stage(&c, &e2) == DB_OK &&
+          db_calib_put_stage(&c, &e3) == DB_OK && db_calib_put_transfer(&c, &t1) == DB_OK &&
+          db_calib_put_transfer(&c, &t2) == DB_OK, "put: %s", db_error_message());
+    /* Replacing keeps one entry per key. */
+    e1.model.a = 0.5;
+    CHECK(db_calib_put_stage(&c, &e1) == DB_OK && c.n_stages == 3, "replace: %d stages", c.n_stages);
+    db_calib_stage bad = e1;
+    snprintf(bad.stage, sizeof bad.stage, "two words");
+    CHECK(db_calib_put_stage(&c, &bad) == DB_ERR_USAGE, "a name with a blank accepted");
+
+    CHECK(db_calib_save(&c, path) == DB_OK, "save: %s", db_error_message());
+    CHECK(db_calib_load(&d, path) == DB_OK, "load: %s", db_error_message());
+    CHECK(d.n_stages == 3 && d.n_transfers == 2, "loaded %d stages, %d transfers", d.n_stages, d.n_transfers);
+    for (int i = 0; i < 3 && i < d.n_stages; i++)
+        CHECK(same_stage(&c.stages[i], &d.stages[i]), "stage entry %d differs after a round trip",
+              i);
+    for (int i = 0; i < 2 && i < d.n_transfers; i++)
+        CHECK(same_transfer(&c.transfers[i], &d.transfers[i]),
+              "transfer entry %d differs after a round trip", i);
+
+    /* Lookups: found, stale (another kernel hash), missing. */
+    char hash_a[65], hash_z[65], msg[512];
+    memset(hash_a, 'a', 64);
+    hash_a[64] = '\0';
+    memset(hash_z, '0', 64);
+    hash_z[64] = '\0';
+    db_cost_model m = {0};
+    CHECK(db_calib_find_stage(&d, "0123456789abcdef", "sauvola", "stats", DB_ROLE_GPU, "shared", hash_a, &m, msg,
+                              sizeof msg) == DB_CALIB_FOUND && m.a == 0.5, "lookup: a=%g %s", m.a, msg);
+    CHECK(db_calib_find_stage(&d, "0123456789abcdef", "sauvola", "stats", DB_ROLE_GPU, "shared", hash_z, &m, msg,
+                              sizeof msg) == DB_CALIB_STALE, "another kernel hash not stale");
+    CHECK(strstr(msg, "sauvola/stats") && strstr(msg, "0123456789abcdef") && strstr(msg, "recalibrate"),
+          "stale message: %s", msg);
+    CHECK(db_calib_find_stage(&d, "0123456789abcdef", "sauvola", "gray", DB_ROLE_GPU, NULL, hash_a, &m, msg,
+                              sizeof msg) == DB_CALIB_MISSING && strstr(msg, "not calibrated"), "missing: %s", msg);
+    char hash_c[65];
+    memset(hash_c, 'c', 64);
+    hash_c[64] = '\0';
+    CHECK(db_calib_find_stage(&d, "fedcba9876543210", "sauvola", "gray", DB_ROLE_GPU, NULL, hash_c, &m, msg,
+                              sizeof msg) == DB_CALIB_FOUND, "variant NULL does not find '-': %s", msg);
+    db_transfer_model tm;
+    CHECK(db_calib_find_transfer(&d, "0123456789abcdef", DB_D2H, &tm) == DB_CALIB_FOUND &&
+          tm.bandwidth_gbs == 1.0 / 3, "transfer lookup");
+    CHECK(db_calib_find_transfer(&d, "fedcba9876543210", DB_D2H, &tm) == DB_CALIB_MISSING, "missing transfer");
+
+    /* A missing file is an empty calibration. */
+    char none[256];
+    snprintf(none, sizeof none, "%s/none.calib", dir);
+    db_calib e;
+    db_calib_init(&e);
+    CHECK(db_calib_load(&e, none) == DB_OK && e.n_stages == 0, "missing file: %s", db_error_message());
+
+    /* Malformed files: rejected whole, naming the file, the line and the fix. */
+    const char *hdr = DB_CALIB_HEADER "\n";
+    const char *good = "stage 0123456789abcdef otsu gray gpu - "
+                       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01\n";
+    struct {
+        const char *body;
+        int line;
+        const char *what;
+    } cases[] = {
+        {"docbin-calibration 2\n", 1, "header"},
+        {"garbage\n", 1, "header"},
+        {"", 1, "empty"},
+        {"stage 0123456789abcdef otsu gray gpu -\n", 3, "fields"},
+        {"stage 0123456789abcdef otsu gray gpu - "
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 fast 3 0.01\n", 3, "number"},
+        {"stage 0123456789abcdef otsu gray gpu - "
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 2 0.01\n", 3, "sizes"},
+        {"stage 0123456789abcdef otsu gray tpu - "
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01\n", 3, "role"},
+        {"stage 0123456789abcdeg otsu gray gpu - "
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01\n", 3, "device"},
+        {"transfer 0123456789abcdef h2d 0.01 -5 3 0.1\n", 3, "bandwidth"},
+        {"transfer 0123456789abcdef h2d 0.01 5 3\n", 3, "fields"},
+        {"transfer 0123456789abcdef up 0.01 5 3 0.1\n", 3, "direction"},
+        {"transfer 0123456789abcdef h2d 0.01 5 3 0.1", 3, "truncated"},
+        {"stage 0123456789abcdef otsu gray gpu - aaaa", 3, "truncated"},
+        {"bogus row\n", 3, "kind"},
+        {"transfer 0123456789abcdef h2d 0.01 5 3 0.1\ntransfer 0123456789abcdef h2d 0.02 6 3 0.1\n", 4, "twice"},
+    };
+    char bad_path[256];
+    snprintf(bad_path, sizeof bad_path, "%s/bad.calib", dir);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        if (cases[i].line == 1)
+            snprintf(text, sizeof text, "%s", cases[i].body);
+        else
+            snprintf(text, sizeof text, "%s%s%s", hdr, good, cases[i].body);
+        write_text(bad_path, text);
+        db_calib keep;
+        db_calib_init(&keep);
+        CHECK(db_calib_put_transfer(&keep, &t1) == DB_OK, "put");
+        db_status st = db_calib_load(&keep, bad_path);
+        char where[300];
+        snprintf(where, sizeof where, "%s:%d:", bad_path, cases[i].line);
+        const char *got = db_error_message();
+        CHECK(st == DB_ERR_FORMAT && strstr(got, where) && strstr(got, "recalibrate") && strstr(got, "delete"),
+              "case %zu (%s): status %d, message '%s'", i, cases[i].what, (int)st, got);
+        CHECK(keep.n_transfers == 1 && keep.n_stages == 0, "case %zu (%s): a failed load changed the calibration",
+              i, cases[i].what);
+        db_calib_free(&keep);
+    }
+    /* Comments and blank lines are fine. */
+    char text[1024];
+    snprintf(text, sizeof text, "%s# a note\n\n%s", hdr, good);
+    write_text(bad_path, text);
+    CHECK(db_calib_load(&e, bad_path) == DB_OK && e.n_stages == 1, "comments: %s", db_error_message());
+
+    db_calib_free(&c);
+    db_calib_free(&d);
+    db_calib_free(&e);
+}
+
+static void test_default_path(void)
+{
+    char path[4096];
+    setenv("DOCBIN_PERF_DIR", "/perf", 1);
+    CHECK(db_calib_default_path(path, sizeof path) == DB_OK && !strncmp(path, "/perf/", 6) &&
+          strstr(path, ".calib"), "DOCBIN_PERF_DIR: %s", path);
+    unsetenv("DOCBIN_PERF_DIR");
+    setenv("XDG_DATA_HOME", "/xdg", 1);
+    CHECK(db_calib_default_path(path, sizeof path) == DB_OK && !strncmp(path, "/xdg/docbin/perf/", 17),
+          "XDG_DATA_HOME: %s", path);
+    unsetenv("XDG_DATA_HOME");
+    setenv("HOME", "/home/u", 1);
+    CHECK(db_calib_default_path(path, sizeof path) == DB_OK && !strncmp(path, "/home/u/.local/share/docbin/perf/", 33),
+          "HOME: %s", path);
+}
+
+static int is_embedded(const char *name, size_t len)
+{
+    for (int i = 0; i < db_cl_source_count; i++)
+        if (strlen(db_cl_sources[i].name) == len && !strncmp(db_cl_sources[i].name, name, len))
+            return 1;
+    return 0;
+}
+
+static const db_stage *find(const char *algo, const char *stage)
+{
+    const db_algo *a = db_algo_find(algo);
+    for (int s = 0; a && s < a->n_stages; s++)
+        if (!strcmp(a->stages[s].name, stage))
+            return &a->stages[s];
+    return NULL;
+}
+
+static void test_sources(void)
+{
+    unsetenv("DOCBIN_KERNEL_DIR"); /* hash the embedded sources */
+    for (int i = 0; i < db_algo_count(); i++) {
+        const db_algo *a = db_algo_at(i);
+        for (int s = 0; s < a->n_stages; s++) {
+            const db_stage *st = &a->stages[s];
+            CHECK(st->sources != NULL, "%s/%s lists no sources", a->name, st->name);
+            if (!st->sources)
+                continue;
+            for (const char *p = st->sources; *p;) {
+                size_t len = strcspn(p, " ");
+                CHECK(len == 0 || is_embedded(p, len), "%s/%s: '%.*s' is not an embedded source", a->name, st->name,
+                      (int)len, p);
+                p += len;
+                p += *p == ' ';
+            }
+            char hex[65];
+            CHECK(db_stage_kernel_hash(st, hex) == DB_OK && strlen(hex) == 64, "%s/%s hash: %s", a->name, st->name,
+                  db_error_message());
+        }
+    }
+    struct {
+        const char *algo, *stage, *sources;
+    } known[] = {
+        {"otsu", "gray", "gray.cl"},         {"otsu", "histogram", "histogram.cl"},
+        {"sauvola", "stats", "window_stats.cl"}, {"wolf", "threshold", "local_threshold.cl"},
+        {"hbk", "kmeans", "hbk.cl"},         {"howe", "laplacian", "laplacian.cl"},
+        {"howe", "canny", "canny.cl"},       {"howe", "graphcut", "howe_graph.cl pushrelabel.cl"},
+        {"dbs", "tarray", ""},               {"dbs", "init", "gray.cl dbs.cl"},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        const db_stage *st = find(known[i].algo, known[i].stage);
+        CHECK(st && st->sources && !strcmp(st->sources, known[i].sources), "%s/%s sources '%s', expected '%s'",
+              known[i].algo, known[i].stage, st && st->sources ? st->sources : "(null)", known[i].sources);
+    }
+    /* Stages of one file hash alike; different files differ; a stage's hash is stable. */
+    char h1[65], h2[65], h3[65], h4[65];
+    db_stage_kernel_hash(find("otsu", "gray"), h1);
+    db_stage_kernel_hash(find("sauvola", "gray"), h2);
+    db_stage_kernel_hash(find("sauvola", "stats"), h3);
+    db_stage_kernel_hash(find("otsu", "gray"), h4);
+    CHECK(!strcmp(h1, h2) && strcmp(h1, h3) && !strcmp(h1, h4), "hashes: %s %s %s", h1, h2, h3);
+    db_stage fake = {.name = "fake", .sources = "gray.cl nosuch.cl"};
+    CHECK(db_stage_kernel_hash(&fake, h1) != DB_OK && strstr(db_error_message(), "nosuch.cl") &&
+          strstr(db_error_message(), "fake"), "missing source: %s", db_error_message());
+    fake.sources = NULL;
+    CHECK(db_stage_kernel_hash(&fake, h1) == DB_ERR_USAGE, "NULL sources accepted");
+}
+
+int main(void)
+{
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_fit();
+    test_file();
+    test_default_path();
+    test_sources();
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    if (test_failures)
+        fprintf(stderr, "%d failures\n", test_failures);
+    else
+        printf("ok\n");
+    return test_failures ? 1 : 0;
+}
