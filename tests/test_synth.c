@@ -276,6 +276,41 @@ static void test_bad_parameters(void)
     CHECK(db_synth_check(&p) != DB_OK, "a page wider than the limit was accepted");
 }
 
+/* The photo-like picture: repeatable, gray, every gray level present (flat
+** black and white included), seeds differ, tiny and bad sizes handled. */
+static void test_photo(void)
+{
+    db_image *a = NULL, *b = NULL, *c = NULL;
+    CHECK(db_synth_photo(600, 400, 3, &a) == DB_OK && db_synth_photo(600, 400, 3, &b) == DB_OK &&
+              db_synth_photo(600, 400, 4, &c) == DB_OK, "photo: %s", db_error_message());
+    if (a && b && c) {
+        CHECK(a->channels == 1 && a->width == 600 && a->height == 400, "photo: gray 600x400");
+        int same = 1, differ = 0, seen[256] = {0};
+        for (int y = 0; y < 400; y++)
+            for (int x = 0; x < 600; x++) {
+                uint8_t v = a->data[(size_t)y * a->stride + x];
+                same &= v == b->data[(size_t)y * b->stride + x];
+                differ |= v != c->data[(size_t)y * c->stride + x];
+                seen[v]++;
+            }
+        int levels = 0;
+        for (int v = 0; v < 256; v++)
+            levels += seen[v] > 0;
+        CHECK(same, "photo: the same seed gave another picture");
+        CHECK(differ, "photo: another seed gave the same picture");
+        CHECK(levels == 256 && seen[0] >= 400 && seen[255] >= 400, "photo: %d gray levels, %d black, %d white",
+              levels, seen[0], seen[255]);
+    }
+    db_image_free(a);
+    db_image_free(b);
+    db_image_free(c);
+    db_image *tiny = NULL;
+    CHECK(db_synth_photo(1, 1, 1, &tiny) == DB_OK && tiny, "photo 1x1: %s", db_error_message());
+    db_image_free(tiny);
+    db_image *bad = NULL;
+    CHECK(db_synth_photo(0, 10, 1, &bad) != DB_OK && !bad, "photo 0x10 accepted");
+}
+
 int main(void)
 {
     test_repeatable();
@@ -286,5 +321,6 @@ int main(void)
     test_a4();
     test_known_checksum();
     test_bad_parameters();
+    test_photo();
     return test_result("test_synth");
 }
