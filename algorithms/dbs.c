@@ -33,11 +33,6 @@ static const db_item items[N_ITEMS] = {
     [REPORT] = {"report", DB_ITEM_FIXED, R_VALUES * sizeof(cl_long), "rounds, convergence, toggles, swaps", NULL},
 };
 
-static const db_job *job_of(db_stage_run *run)
-{
-    return db_stage_job(run);
-}
-
 /* Levels of the threshold array that a margin of D gray levels uses: a shadow
 ** pixel A < D compares against levels below A. */
 static int tarray_levels(const db_job *job)
@@ -48,7 +43,7 @@ static int tarray_levels(const db_job *job)
 
 static db_status tarray_impl(db_stage_run *run)
 {
-    const db_job *job = job_of(run);
+    const db_job *job = db_stage_job(run);
     const uint8_t *t = db_dbs_tarray_get(DB_DBS_TARRAY_SIDE, tarray_levels(job), (uint32_t)job->params[P_SEED]);
     if (!t)
         return db_error_status();
@@ -57,7 +52,7 @@ static db_status tarray_impl(db_stage_run *run)
 
 static db_status init_impl(db_stage_run *run, const size_t *local1, const size_t *local2)
 {
-    const db_job *job = job_of(run);
+    const db_job *job = db_stage_job(run);
     cl_int w = db_stage_width(run), h = db_stage_height(run), channels = db_stage_channels(run);
     cl_int rule = (cl_int)job->gray, m = DB_DBS_TARRAY_SIDE, d = (cl_int)job->params[P_D];
     cl_uint seed = (cl_uint)job->params[P_SEED];
@@ -132,7 +127,7 @@ static void raster_host(void *const *ptrs, const void *argp)
 
 static db_status search_raster(db_stage_run *run)
 {
-    const db_job *job = job_of(run);
+    const db_job *job = db_stage_job(run);
     struct raster_arg a = {db_stage_width(run), db_stage_height(run), (int)job->params[P_MAX_ROUNDS],
                            job->params[P_SIGMA]};
     cl_mem mems[4] = {db_stage_in(run, 0), db_stage_in(run, 1), db_stage_out(run, 2), db_stage_out(run, 3)};
@@ -144,7 +139,7 @@ static db_status search_raster(db_stage_run *run)
 ** a round is long enough that the read costs little. */
 static db_status search_blocks(db_stage_run *run, size_t group)
 {
-    const db_job *job = job_of(run);
+    const db_job *job = db_stage_job(run);
     db_device *dev = db_stage_device(run);
     cl_int w = db_stage_width(run), h = db_stage_height(run), k = (cl_int)job->params[P_BLOCK];
     int max_rounds = (int)job->params[P_MAX_ROUNDS];
@@ -209,14 +204,14 @@ static db_status search_blocks(db_stage_run *run, size_t group)
 
 static db_status search_cpu(db_stage_run *run)
 {
-    if ((int)job_of(run)->params[P_ORDER] == ORDER_RASTER)
+    if ((int)db_stage_job(run)->params[P_ORDER] == ORDER_RASTER)
         return search_raster(run);
     return search_blocks(run, 1);
 }
 
 static db_status search_gpu(db_stage_run *run)
 {
-    if ((int)job_of(run)->params[P_ORDER] == ORDER_RASTER)
+    if ((int)db_stage_job(run)->params[P_ORDER] == ORDER_RASTER)
         return db_fail(DB_ERR_USAGE, "dbs: order=raster is the sequential search on the host; map the search stage "
                        "to cpu (--map search=cpu) or use order=blocks");
     return search_blocks(run, GPU_GROUP);

@@ -1,17 +1,18 @@
 /*
 ** pushrelabel.c — the host side of the grid push-relabel cut (kernels in
 ** cl/pushrelabel.cl). Each launch runs several lock-free rounds on the device,
-** and the host reads one counter per launch, so a solve costs few launches and
-** synchronisations; the cut does not depend on the order work-items ran in.
+** and the host reads a counter after each batch of launches, so a solve costs
+** few launches and synchronisations; the cut does not depend on the order
+** work-items ran in.
 */
 #include "algorithms/pushrelabel.h"
 
 const char *const db_relabel_names[DB_RELABEL_COUNT] = {"none", "initial", "fixed", "exponential"};
 
-/* Push-relabel cycles, and relaxation sweeps of a global relabel, per launch:
-** each launch is followed by one read of a counter. A CPU device runs a
-** work-group's work-items one after another, so a node's later cycles would
-** see no change from its neighbours there: one cycle per launch. */
+/* Push-relabel cycles, and relaxation sweeps of a global relabel, per launch.
+** A CPU device runs a work-group's work-items one after another, so a node's
+** later cycles would see no change from its neighbours there: one cycle per
+** launch. */
 #define ROUND 8
 #define SWEEPS 16
 
@@ -61,9 +62,12 @@ static db_status global_relabel(db_pr_cut *pr)
     /* The counter is cleared before the last launch of a batch only, so it
     ** says whether that launch changed anything. */
     for (cl_int changed = 1, batch = 1; st == DB_OK && changed; batch = batch < MAX_BATCH ? 2 * batch : batch) {
-        for (cl_int b = 0; b < batch && st == DB_OK; b++)
-            if ((b < batch - 1 || (st = fill(pr, pr->counter, 1, 0)) == DB_OK))
+        for (cl_int b = 0; b < batch && st == DB_OK; b++) {
+            if (b == batch - 1)
+                st = fill(pr, pr->counter, 1, 0);
+            if (st == DB_OK)
                 st = launch(pr, pr->bfs_sweeps, (size_t)pr->n);
+        }
         if (st != DB_OK || (st = db_stage_read(run, pr->counter, 0, sizeof changed, &changed)) != DB_OK)
             return st;
     }
