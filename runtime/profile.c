@@ -176,6 +176,48 @@ void db_profile_print(const db_profile *prof, FILE *f)
     fputc('\n', f);
 }
 
+int db_profile_run_rows(const db_profile *prof, int run, db_profile_row *rows, int max)
+{
+    int n = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < prof->resolved; i++) {
+            const db_record *r = &prof->rec[i];
+            if (r->run != run || (r->kind == DB_REC_KERNEL) != (pass == 0))
+                continue;
+            int seen = 0;
+            for (int j = 0; j < i && !seen; j++)
+                seen = prof->rec[j].run == run && same_row(&prof->rec[j], r);
+            if (seen)
+                continue;
+            db_profile_row row = {.kind = r->kind, .role = r->role};
+            snprintf(row.stage, sizeof row.stage, "%s", r->stage);
+            uint64_t first = UINT64_MAX, last = 0, busy = 0;
+            for (int j = i; j < prof->resolved; j++) {
+                const db_record *o = &prof->rec[j];
+                if (o->run != run || !same_row(o, r))
+                    continue;
+                row.commands++;
+                row.bytes += o->bytes;
+                busy += o->end_ns - o->start_ns;
+                first = o->start_ns < first ? o->start_ns : first;
+                last = o->end_ns > last ? o->end_ns : last;
+            }
+            row.busy_ms = (double)busy / 1e6;
+            row.span_ms = (double)(last - first) / 1e6;
+            if (n < max)
+                rows[n] = row;
+            n++;
+        }
+    return n;
+}
+
+double db_profile_run_wall_ms(const db_profile *prof, int run)
+{
+    if (run < 0 || run >= prof->runs || run >= DB_PROFILE_MAX_RUNS)
+        return 0;
+    return (double)prof->wall_ns[run] / 1e6;
+}
+
 static void json_string(FILE *f, const char *s)
 {
     fputc('"', f);

@@ -69,6 +69,26 @@ void db_profile_end_run(db_profile *prof, uint64_t wall_ns);
 ** first builds programs and warms caches), with the minimum and maximum. */
 void db_profile_print(const db_profile *prof, FILE *f);
 
+/* One stage's kernels, or one item's copies in one direction, in one run. */
+typedef struct db_profile_row {
+    db_record_kind kind;
+    char stage[32];    /* the stage, or the item copied */
+    db_role role;      /* the role of the device that ran it */
+    int commands;
+    double busy_ms;    /* the sum of its commands' device times */
+    double span_ms;    /* first start to last end: how long it held its queue,
+                       ** reads of convergence flags between launches included */
+    size_t bytes;      /* bytes copied (0 for kernels and shared memory) */
+} db_profile_row;
+
+/* Fills rows[] with the rows of run `run` (0 = the first run), kernels first,
+** then copies, each in order of first appearance; returns how many there are
+** (rows beyond `max` are counted, not written). Resolve the profile first. */
+int db_profile_run_rows(const db_profile *prof, int run, db_profile_row *rows, int max);
+
+/* The wall time of run `run` in ms (submission to result); 0 when there is no such run. */
+double db_profile_run_wall_ms(const db_profile *prof, int run);
+
 /* Writes every record as a Chrome trace event file (JSON), atomically. */
 db_status db_profile_write_trace(const db_profile *prof, const char *path);
 

@@ -262,18 +262,18 @@ db_status db_stage_launch(db_stage_run *run, cl_kernel k, int dims, const size_t
     return DB_OK;
 }
 
-static size_t item_bytes(const db_item *item, const db_job *job, const db_image *in)
+size_t db_item_bytes(const db_item *item, const db_job *job, int width, int height, int channels)
 {
-    size_t px = (size_t)in->width * (size_t)in->height;
+    size_t px = (size_t)width * (size_t)height;
     switch (item->shape) {
     case DB_ITEM_INPUT:
-        return px * (size_t)in->channels;
+        return px * (size_t)channels;
     case DB_ITEM_PIXELS:
         return px * item->elem_size;
     case DB_ITEM_FIXED:
         return item->elem_size;
     case DB_ITEM_COMPUTED:
-        return item->size(job, in->width, in->height);
+        return item->size(job, width, height);
     }
     return 0;
 }
@@ -339,7 +339,7 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
 
     for (; n_items < algo->n_items; n_items++) {
         st = db_buffer_init(&items[n_items], ctx, algo->items[n_items].name,
-                            item_bytes(&algo->items[n_items], job, in));
+                            db_item_bytes(&algo->items[n_items], job, in->width, in->height, in->channels));
         if (st != DB_OK)
             goto done;
     }

@@ -20,6 +20,10 @@
 db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
                  const db_image *in, db_image **out, db_report *report, db_profile *prof);
 
+/* The bytes of `item` for an image of width x height x channels under `job`:
+** what a run allocates, and what the planner counts for a transfer. */
+size_t db_item_bytes(const db_item *item, const db_job *job, int width, int height, int channels);
+
 /* Fills `job` with the algorithm's default parameters, variant 0 and BT.601 gray. */
 void db_job_defaults(const db_algo *algo, db_job *job);
 
