@@ -402,3 +402,49 @@ void db_buffer_written(db_buffer *buf, db_device *dev, cl_event done)
     buf->rep[r].ready = done;
     buf->rep[r].valid = true;
 }
+
+/* The device time of a completed profiled command, in ms. */
+static db_status event_ms(cl_event ev, db_device *dev, double *ms)
+{
+    cl_ulong start, end;
+    cl_int err = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
+    if (err != CL_SUCCESS)
+        return db_cl_check(err, "reading a copy's profiling times", dev);
+    *ms = end >= start ? (double)(end - start) / 1e6 : 0;
+    return DB_OK;
+}
+
+db_status db_buffer_time_copies(db_context *ctx, db_device *dev, size_t bytes, int runs, double *h2d_ms,
+                                double *d2h_ms)
+{
+    if (dev->info.host_unified)
+        return db_fail(DB_ERR_USAGE, "device '%s' shares host memory: its copies are maps, not timed",
+                       dev->info.name);
+    db_buffer buf;
+    db_status st = db_buffer_init(&buf, ctx, "calibration copy", bytes);
+    if (st != DB_OK)
+        return st;
+    memset(buf.host->ptr, 0x5a, buf.bytes);
+    cl_mem mem = db_buffer_mem(&buf, dev);
+    if (!mem)
+        st = db_error_status();
+    for (int i = 0; i < runs && st == DB_OK; i++)
+        for (int dir = 0; dir < 2 && st == DB_OK; dir++) {
+            cl_event ev = NULL;
+            cl_int err = dir == 0
+                ? clEnqueueWriteBuffer(dev->transfer, mem, CL_FALSE, 0, buf.bytes, buf.host->ptr, 0, NULL, &ev)
+                : clEnqueueReadBuffer(dev->transfer, mem, CL_FALSE, 0, buf.bytes, buf.host->ptr, 0, NULL, &ev);
+            if (err == CL_SUCCESS)
+                err = clWaitForEvents(1, &ev);
+            if (err != CL_SUCCESS)
+                st = db_cl_check(err, dir == 0 ? "timing a copy to the device" : "timing a copy to the host", dev);
+            else
+                st = event_ms(ev, dev, dir == 0 ? &h2d_ms[i] : &d2h_ms[i]);
+            if (ev)
+                clReleaseEvent(ev);
+        }
+    db_buffer_release(&buf, ctx);
+    return st;
+}

@@ -71,6 +71,15 @@ db_status db_buffer_fetch_host(db_buffer *buf, struct db_profile *prof, cl_event
 ** completion callback, so no thread blocks. */
 db_status db_event_bridge(db_device *dev, cl_event ev, cl_event *out);
 
+/* Times `runs` copies of `bytes` each way between host staging memory (pinned
+** as for any item) and `dev`, on dev's transfer queue, the way db_buffer_fetch
+** and db_buffer_fetch_host copy: h2d_ms[i] and d2h_ms[i] come from the copies'
+** profiling events. For the planner's transfer calibration; the first copies
+** pay for first touches, so the caller drops them. `dev` must not share host
+** memory (its copies are maps, not copies). */
+db_status db_buffer_time_copies(db_context *ctx, db_device *dev, size_t bytes, int runs, double *h2d_ms,
+                                double *d2h_ms);
+
 /* Frees every pooled host block of `ctx`. */
 void db_host_pool_drain(db_context *ctx);
 

@@ -1,0 +1,104 @@
+/*
+** bench.h — the benchmark matrix: maps x images x runs of one algorithm.
+**
+** Every cell (image, map) runs once to warm up (program builds, JIT of local
+** sizes, first touch of memory: specs/runtime-notes.md) and then `runs` timed
+** times. Each run records every stage's span (first kernel start to last kernel
+** end on its device, runtime/profile.h) and the wall time from submission to
+** result. Summaries are box-plot figures over the timed runs only: medians,
+** not means, since one slow run (a page fault, another process) drags a mean.
+** The results go to a CSV file (one row per run per stage, plus a total row)
+** and an SVG box plot of the wall time per map (planner/chart.c).
+*/
+#ifndef DB_BENCH_H
+#define DB_BENCH_H
+
+#include <stdbool.h>
+#include "runtime/device.h"
+#include "runtime/image.h"
+#include "runtime/stage.h"
+
+/* Box-plot figures of a list of values. Quartiles interpolate linearly between
+** the order statistics of the sorted values x[0..n-1]: the p-quantile is at
+** position p*(n-1) (R's default type 7, numpy's default), so the median of an
+** even count is the mean of the middle two. */
+typedef struct db_box {
+    int n;
+    double min, q1, median, q3, max;
+} db_box;
+
+/* Computes the box of n >= 1 values (the values are not modified).
+** DB_ERR_USAGE for n < 1 or a NaN value; DB_ERR_NOMEM. */
+db_status db_box_stats(const double *values, int n, db_box *box);
+
+/* Progress of a long measurement: step of steps (1-based), and what is being
+** timed in words ("howe gpu,cpu,gpu page.png run 3/6"), for a progress line. */
+typedef void (*db_progress_fn)(void *user, int step, int steps, const char *what);
+
+/* What to measure. `images` and `image_names` have n_images entries; `maps` has
+** n_maps valid maps of `algo` whose roles all have devices. */
+typedef struct db_bench_options {
+    const db_algo *algo;
+    const db_job *job;
+    const db_map *maps;
+    int n_maps;
+    const db_image *const *images;
+    const char *const *image_names;
+    int n_images;
+    int runs;                /* timed runs per cell, >= 1; one warm-up run comes first */
+    db_progress_fn progress; /* may be NULL */
+    void *user;
+} db_bench_options;
+
+/* Every measurement of a benchmark. Runs are numbered 0..runs: run 0 is the
+** warm-up, recorded but left out of every summary. */
+typedef struct db_bench {
+    const db_algo *algo;
+    int n_maps, n_images, runs;  /* runs = timed runs, so runs + 1 per cell */
+    db_map *maps;
+    char **image_names;
+    int *width, *height;         /* per image */
+    double *stage_ms;            /* [image][map][run][stage]: span in ms, 0 if the stage enqueued nothing */
+    double *wall_ms;             /* [image][map][run] */
+} db_bench;
+
+/* Runs the matrix. On failure `bench` is left empty and the message names the
+** image and the map. */
+db_status db_bench_run(db_context *ctx, const db_bench_options *opts, db_bench *bench);
+
+/* Frees the measurements; `bench` is empty afterwards. */
+void db_bench_free(db_bench *bench);
+
+/* The span of stage `stage` in run `run` (0 = warm-up) of cell (image, map). */
+double db_bench_stage_ms(const db_bench *bench, int image, int map, int run, int stage);
+
+/* The wall time of run `run` (0 = warm-up) of cell (image, map). */
+double db_bench_wall_ms(const db_bench *bench, int image, int map, int run);
+
+/* Box-plot figures of cell (image, map) over its timed runs: one box per stage
+** in stage[0..algo->n_stages-1], and the wall time in `total`. */
+db_status db_bench_summary(const db_bench *bench, int image, int map, db_box *stage, db_box *total);
+
+/* Writes the CSV file, atomically. Header and columns:
+**   algo,image,width,height,map,run,warmup,stage,role,ms
+**   algo          the algorithm's name
+**   image         the image's name (quoted when it holds a comma or a quote)
+**   width,height  pixels
+**   map           the map in --map syntax ("gpu,cpu,gpu", quoted)
+**   run           0..runs; run 0 is the warm-up run
+**   warmup        1 for run 0, else 0: summaries leave these rows out
+**   stage         a stage name, or "total" for the run's wall time
+**   role          the role the stage ran on, or "-" on the total row
+**   ms            the stage's span (first kernel start to last kernel end on
+**                 its device) or the wall time (submission to result), in ms
+** One row per run per stage plus one total row: images x maps x (runs + 1) x
+** (stages + 1) rows after the header. */
+db_status db_bench_write_csv(const db_bench *bench, const char *path);
+
+/* Writes an SVG chart (planner/chart.c), atomically: one horizontal box per
+** map of the wall time of every timed run on every image (whiskers min and
+** max, box from the first to the third quartile, a line at the median), the
+** maps labelled in --map syntax, an axis in ms with ticks. Plain SVG 1.1. */
+db_status db_bench_write_svg(const db_bench *bench, const char *path);
+
+#endif

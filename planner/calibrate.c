@@ -1,0 +1,259 @@
+/*
+** calibrate.c — timing stages and copies, fitting their models, filling a calibration.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "algorithms/algorithms.h"
+#include "planner/calibrate.h"
+#include "planner/map.h"
+#include "runtime/buffer.h"
+#include "runtime/profile.h"
+#include "runtime/sample.h"
+#include "runtime/sched.h"
+
+void db_calibrate_defaults(db_calibrate_options *o)
+{
+    static const int a4[][2] = {{620, 877}, {1240, 1754}, {2480, 3508}};
+    memset(o, 0, sizeof *o);
+    o->n_sizes = 3;
+    for (int i = 0; i < 3; i++) {
+        o->sizes[i].width = a4[i][0];
+        o->sizes[i].height = a4[i][1];
+    }
+    o->n_transfer_sizes = 4;
+    for (int i = 0; i < 4; i++)
+        o->transfer_bytes[i] = (size_t)1 << (20 + 2 * i);
+    o->runs = 5;
+}
+
+/* Shared state of one calibration: the options, the progress count, the pages. */
+typedef struct calib_state {
+    db_context *ctx;
+    const db_calibrate_options *o;
+    int step, steps;
+    db_image *pages[DB_CALIBRATE_MAX_SIZES];
+} calib_state;
+
+static void progress(calib_state *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void progress(calib_state *c, const char *fmt, ...)
+{
+    c->step++;
+    if (!c->o->progress)
+        return;
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    c->o->progress(c->o->user, c->step, c->steps, what);
+}
+
+static db_status check_options(const db_calibrate_options *o)
+{
+    if (o->runs < 1 || o->runs >= DB_PROFILE_MAX_RUNS)
+        return db_fail(DB_ERR_USAGE, "calibration takes 1 to %d timed runs, not %d", DB_PROFILE_MAX_RUNS - 1,
+                       o->runs);
+    if (o->n_sizes > DB_CALIBRATE_MAX_SIZES || o->n_transfer_sizes > DB_CALIBRATE_MAX_SIZES)
+        return db_fail(DB_ERR_USAGE, "calibration takes at most %d sizes", DB_CALIBRATE_MAX_SIZES);
+    int distinct = 0;
+    for (int i = 0; i < o->n_sizes; i++) {
+        if (o->sizes[i].width < 1 || o->sizes[i].height < 1)
+            return db_fail(DB_ERR_USAGE, "calibration size %dx%d is empty", o->sizes[i].width, o->sizes[i].height);
+        int seen = 0;
+        for (int j = 0; j < i; j++)
+            seen |= (long)o->sizes[j].width * o->sizes[j].height == (long)o->sizes[i].width * o->sizes[i].height;
+        distinct += !seen;
+    }
+    if (distinct < DB_COST_MIN_SIZES)
+        return db_fail(DB_ERR_USAGE, "calibration needs pages of at least %d different pixel counts, got %d; "
+                       "give more sizes", DB_COST_MIN_SIZES, distinct);
+    distinct = 0;
+    for (int i = 0; i < o->n_transfer_sizes; i++) {
+        int seen = o->transfer_bytes[i] == 0;
+        for (int j = 0; j < i; j++)
+            seen |= o->transfer_bytes[j] == o->transfer_bytes[i];
+        distinct += !seen;
+    }
+    if (distinct < DB_COST_MIN_SIZES)
+        return db_fail(DB_ERR_USAGE, "transfer calibration needs at least %d different non-zero copy sizes, got %d",
+                       DB_COST_MIN_SIZES, distinct);
+    return DB_OK;
+}
+
+/* The span of `stage` on `role` in run `run` of `prof`; 0 when it enqueued nothing. */
+static double stage_span(const db_profile *prof, int run, const char *stage, db_role role)
+{
+    enum { MAX_ROWS = 4 * DB_MAX_STAGES + 4 * DB_MAX_ITEMS };
+    db_profile_row rows[MAX_ROWS];
+    int n = db_profile_run_rows(prof, run, rows, MAX_ROWS);
+    for (int i = 0; i < n && i < MAX_ROWS; i++)
+        if (rows[i].kind == DB_REC_KERNEL && rows[i].role == role && !strcmp(rows[i].stage, stage))
+            return rows[i].span_ms;
+    return 0;
+}
+
+/* Calibrates the stages of `algo` with variant `v` that have an implementation on role `r`. */
+static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_role r, char hash[][65],
+                                db_calib *out)
+{
+    const db_calibrate_options *o = c->o;
+    db_role other = r == DB_ROLE_CPU ? DB_ROLE_GPU : DB_ROLE_CPU;
+    db_map map = {.n = algo->n_stages};
+    for (int s = 0; s < algo->n_stages; s++) {
+        map.role[s] = algo->stages[s].impl[r] ? r : other;
+        if (!db_context_device(c->ctx, map.role[s]))
+            return db_fail(DB_ERR_DEVICE, "calibrating %s on %s: stage %s runs only on %s, but %s", algo->name,
+                           db_role_name(r), algo->stages[s].name, db_role_name(map.role[s]), db_error_message());
+    }
+    const char *variant = algo->n_variants ? algo->variants[v] : "-";
+    db_job job;
+    db_job_defaults(algo, &job);
+    job.variant = v;
+    db_cost_sample samples[DB_MAX_STAGES][DB_CALIBRATE_MAX_SIZES];
+    double spans[DB_PROFILE_MAX_RUNS];
+    for (int k = 0; k < o->n_sizes; k++) {
+        int w = o->sizes[k].width, h = o->sizes[k].height;
+        if (!c->pages[k] && !(c->pages[k] = db_sample_page(w, h, 1)))
+            return db_error_status();
+        progress(c, "%s%s%s on %s at %dx%d, %d runs", algo->name, algo->n_variants ? " " : "",
+                 algo->n_variants ? variant : "", db_role_name(r), w, h, o->runs + 1);
+        db_profile *prof = db_profile_new();
+        if (!prof)
+            return db_fail(DB_ERR_NOMEM, "out of memory for a profile");
+        db_status st = DB_OK;
+        for (int run = 0; run <= o->runs && st == DB_OK; run++) {
+            db_image *result = NULL;
+            st = db_run(c->ctx, algo, &map, &job, c->pages[k], &result, NULL, prof);
+            db_image_free(result);
+        }
+        for (int s = 0; s < algo->n_stages && st == DB_OK; s++) {
+            for (int run = 1; run <= o->runs; run++)
+                spans[run - 1] = stage_span(prof, run, algo->stages[s].name, map.role[s]);
+            db_box box;
+            st = db_box_stats(spans, o->runs, &box);
+            samples[s][k] = (db_cost_sample){.size = (double)w * h, .ms = box.median};
+        }
+        db_profile_free(prof);
+        if (st != DB_OK) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", db_error_message());
+            return db_fail(st, "calibrating %s on %s at %dx%d: %s", algo->name, db_role_name(r), w, h, why);
+        }
+    }
+    const db_device *dev = c->ctx->role[r];
+    for (int s = 0; s < algo->n_stages; s++) {
+        if (map.role[s] != r)
+            continue;
+        db_calib_stage e = {.role = r};
+        snprintf(e.device, sizeof e.device, "%s", dev->info.key);
+        snprintf(e.algo, sizeof e.algo, "%s", algo->name);
+        snprintf(e.stage, sizeof e.stage, "%s", algo->stages[s].name);
+        snprintf(e.variant, sizeof e.variant, "%s", variant);
+        memcpy(e.kernel_hash, hash[s], sizeof e.kernel_hash);
+        db_status st = db_cost_fit(samples[s], o->n_sizes, &e.model);
+        if (st == DB_OK)
+            st = db_calib_put_stage(out, &e);
+        if (st != DB_OK) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", db_error_message());
+            return db_fail(st, "calibrating stage %s/%s on %s: %s", algo->name, algo->stages[s].name,
+                           db_role_name(r), why);
+        }
+    }
+    return DB_OK;
+}
+
+static db_status calibrate_transfers(calib_state *c, db_device *dev, db_calib *out)
+{
+    const db_calibrate_options *o = c->o;
+    db_cost_sample samples[DB_TRANSFER_DIR_COUNT][DB_CALIBRATE_MAX_SIZES];
+    double ms[DB_TRANSFER_DIR_COUNT][DB_PROFILE_MAX_RUNS];
+    for (int k = 0; k < o->n_transfer_sizes; k++) {
+        size_t bytes = o->transfer_bytes[k];
+        progress(c, "copies of %zu bytes to and from %s device '%s', %d runs", bytes, db_role_name(dev->role),
+                 dev->info.name, o->runs + 1);
+        db_status st = db_buffer_time_copies(c->ctx, dev, bytes, o->runs + 1, ms[DB_H2D], ms[DB_D2H]);
+        for (int d = 0; d < DB_TRANSFER_DIR_COUNT && st == DB_OK; d++) {
+            db_box box;
+            st = db_box_stats(ms[d] + 1, o->runs, &box); /* [0] is the warm-up */
+            samples[d][k] = (db_cost_sample){.size = (double)bytes, .ms = box.median};
+        }
+        if (st != DB_OK)
+            return st;
+    }
+    for (int d = 0; d < DB_TRANSFER_DIR_COUNT; d++) {
+        db_calib_transfer e = {.dir = (db_transfer_dir)d};
+        snprintf(e.device, sizeof e.device, "%s", dev->info.key);
+        db_status st = db_transfer_fit(samples[d], o->n_transfer_sizes, &e.model);
+        if (st == DB_OK)
+            st = db_calib_put_transfer(out, &e);
+        if (st != DB_OK) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", db_error_message());
+            return db_fail(st, "calibrating %s copies of device '%s': %s", db_transfer_dir_name(e.dir),
+                           dev->info.name, why);
+        }
+    }
+    return DB_OK;
+}
+
+/* Whether `dev` is the first bound role with its device key (both roles may
+** bind one device; its copies are timed once). */
+static int first_with_key(const db_context *ctx, const db_device *dev)
+{
+    for (int r = 0; r < (int)dev->role; r++)
+        if (ctx->role[r] && !strcmp(ctx->role[r]->info.key, dev->info.key))
+            return 0;
+    return 1;
+}
+
+db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib *out)
+{
+    db_status st = check_options(o);
+    if (st != DB_OK)
+        return st;
+    int n_algos = o->algos ? o->n_algos : db_algo_count();
+    calib_state c = {.ctx = ctx, .o = o};
+    int roles = 0, copiers = 0;
+    for (int r = 0; r < DB_ROLE_COUNT; r++)
+        if (ctx->role[r]) {
+            roles++;
+            copiers += !ctx->role[r]->info.host_unified && first_with_key(ctx, ctx->role[r]);
+        }
+    if (!roles)
+        return db_fail(DB_ERR_DEVICE, "no role has a device to calibrate; bind one with --cpu-device or --gpu-device");
+    for (int a = 0; a < n_algos; a++) {
+        const db_algo *algo = o->algos ? o->algos[a] : db_algo_at(a);
+        c.steps += (algo->n_variants ? algo->n_variants : 1) * roles * o->n_sizes;
+    }
+    c.steps += copiers * o->n_transfer_sizes;
+
+    for (int a = 0; a < n_algos && st == DB_OK; a++) {
+        const db_algo *algo = o->algos ? o->algos[a] : db_algo_at(a);
+        char hash[DB_MAX_STAGES][65];
+        for (int s = 0; s < algo->n_stages && st == DB_OK; s++)
+            st = db_stage_kernel_hash(&algo->stages[s], hash[s]);
+        int n_variants = algo->n_variants ? algo->n_variants : 1;
+        for (int v = 0; v < n_variants && st == DB_OK; v++)
+            for (int r = 0; r < DB_ROLE_COUNT && st == DB_OK; r++) {
+                if (!ctx->role[r])
+                    continue;
+                int any = 0;
+                for (int s = 0; s < algo->n_stages; s++)
+                    any |= algo->stages[s].impl[r] != NULL;
+                if (any)
+                    st = calibrate_role(&c, algo, v, (db_role)r, hash, out);
+                else
+                    c.step += o->n_sizes;
+            }
+    }
+    for (int r = 0; r < DB_ROLE_COUNT && st == DB_OK; r++)
+        if (ctx->role[r] && !ctx->role[r]->info.host_unified && first_with_key(ctx, ctx->role[r]))
+            st = calibrate_transfers(&c, ctx->role[r], out);
+    for (int k = 0; k < DB_CALIBRATE_MAX_SIZES; k++)
+        db_image_free(c.pages[k]);
+    return st;
+}

@@ -1,0 +1,56 @@
+/*
+** calibrate.h — measuring the planner's cost models on this machine.
+**
+** For every chosen algorithm, every variant and every bound role r, the
+** algorithm runs on synthetic pages (db_sample_page) at several sizes under the
+** map that puts each stage on r where it has an implementation there (else on
+** the other role; such stages get no row for r). At each size one warm-up run
+** is dropped (program builds, JIT, first touch) and each stage's sample is the
+** median of its span over the timed runs; t = a + b * pixels is fitted through
+** the samples (planner/cost.h) and stored under the device key, role, variant
+** and kernel hash (planner/calib.h), with the fit's spread.
+**
+** Parameters are the algorithm's defaults: a larger window or Howe's c changes
+** the cost, so a calibration describes default runs. Copies are timed for each
+** bound device that does not share host memory (a discrete GPU), from pinned
+** staging memory on its transfer queue as the runtime copies. A device that
+** shares host memory (PoCL) gets no transfer rows: its copies are maps, which
+** the planner counts as free.
+*/
+#ifndef DB_CALIBRATE_H
+#define DB_CALIBRATE_H
+
+#include <stddef.h>
+#include "planner/bench.h"
+#include "planner/calib.h"
+#include "runtime/device.h"
+
+/* The most image sizes and transfer sizes a calibration takes. */
+enum { DB_CALIBRATE_MAX_SIZES = 16 };
+
+/* What to calibrate. db_calibrate_defaults fills every field. */
+typedef struct db_calibrate_options {
+    const db_algo *const *algos; /* the algorithms; NULL = every algorithm */
+    int n_algos;
+    struct {
+        int width, height;
+    } sizes[DB_CALIBRATE_MAX_SIZES]; /* page sizes, >= DB_COST_MIN_SIZES distinct pixel counts */
+    int n_sizes;
+    size_t transfer_bytes[DB_CALIBRATE_MAX_SIZES]; /* copy sizes, >= DB_COST_MIN_SIZES distinct */
+    int n_transfer_sizes;
+    int runs;                /* timed runs per size, after one warm-up run */
+    db_progress_fn progress; /* may be NULL */
+    void *user;
+} db_calibrate_options;
+
+/* Every algorithm; A4 at 75, 150 and 300 dpi (620x877, 1240x1754, 2480x3508);
+** copies of 1, 4, 16 and 64 MiB; 5 timed runs; no progress callback. */
+void db_calibrate_defaults(db_calibrate_options *opts);
+
+/* Measures and fits; puts every row into `out` (rows already there with the
+** same keys are replaced). Roles without a device are skipped; a stage whose
+** only implementation is on an unbound role is DB_ERR_DEVICE, naming the
+** stage and how to bind the role. */
+db_status db_calibrate(db_context *ctx, const db_calibrate_options *opts, db_calib *out);
+
+#endif

@@ -1,0 +1,453 @@
+/*
+** docbin-bench — benchmark maps x images x runs of one algorithm, or calibrate
+** the planner's cost models. Argument parsing and calls into libdocbin
+** (planner/bench.h, planner/calibrate.h); no measuring code lives here.
+*/
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "planner/bench.h"
+#include "planner/calib.h"
+#include "planner/calibrate.h"
+#include "runtime/docbin.h"
+
+/* Exit codes (db_exit_status), documented in --help and README.md. */
+enum exit_code {
+    EXIT_OK = 0,
+    EXIT_USAGE = 2 /* bad arguments: options, algorithm, parameter, map, size */
+};
+
+static const char usage_text[] =
+    "usage: docbin-bench --algo NAME [options] [IMAGE...]\n"
+    "       docbin-bench --calibrate [--algo A,B,...] [--sizes WxH,WxH,...] [--runs N] [--calib FILE]\n"
+    "       docbin-bench --help | --version\n"
+    "\n"
+    "Benchmark: runs one algorithm under each map on each image, one warm-up run and then\n"
+    "N timed runs, and prints per image and map the median (min - max) of every stage's\n"
+    "span and of the wall time, warm-up excluded. Without IMAGE and --sample-size it uses\n"
+    "the built-in sample page at 1240x1754 (A4 at 150 dpi).\n"
+    "\n"
+    "  -a, --algo NAME         otsu, niblack, sauvola, nick, wolf, hbk, howe, dbs (docbin-run --list-algos)\n"
+    "  -m, --maps MAPS         all (default: every map whose stages have implementations on their\n"
+    "                          roles) or maps separated by ';', e.g. 'gpu,cpu,gpu;cpu;stats=cpu'\n"
+    "  -n, --runs N            timed runs per image and map (default 5), after one warm-up run\n"
+    "  -p, --param NAME=VALUE  set a parameter (repeatable), e.g. --param window=25\n"
+    "      --variant NAME      stats variant: sliding (default), global, global-shared, shared\n"
+    "      --sample-size WxH   add the built-in sample page at this size as an image (repeatable)\n"
+    "      --csv FILE          write every run: one row per stage plus a total row (README.md)\n"
+    "      --svg FILE          write a box plot of the wall time per map\n"
+    "      --cpu-device SPEC   bind the cpu role (default $DOCBIN_CPU_DEVICE, else the first CPU)\n"
+    "      --gpu-device SPEC   bind the gpu role (default $DOCBIN_GPU_DEVICE, else the largest GPU)\n"
+    "                          SPEC: P:D indices, platform:type:name substrings, or a word of a\n"
+    "                          platform or device name, e.g. portable (PoCL) or nvidia\n"
+    "\n"
+    "Calibration (--calibrate): times every stage of the chosen algorithms (default: all) with\n"
+    "every variant on every bound role, on sample pages at each size (default 620x877,\n"
+    "1240x1754, 2480x3508: A4 at 75, 150 and 300 dpi), one warm-up and N timed runs (default\n"
+    "5); fits t = a + b * pixels through the medians; times copies to and from each bound\n"
+    "device that does not share host memory; merges the rows into the calibration file\n"
+    "(default $DOCBIN_PERF_DIR/HOST.calib, else $XDG_DATA_HOME/docbin/perf/HOST.calib) and\n"
+    "prints the fits. Parameters are the algorithm defaults.\n"
+    "      --calibrate         calibrate instead of benchmarking\n"
+    "      --sizes WxH,...     page sizes, at least 3 different pixel counts\n"
+    "      --calib FILE        the calibration file to merge into\n"
+    "\n"
+    "A progress line is shown on stderr when it is a terminal.\n"
+    "\n"
+    "Exit status: 0 success; 1 an image or the calibration file could not be read, or an\n"
+    "output written; 2 bad arguments (option, algorithm, parameter, variant, map, size);\n"
+    "3 no device for a mapped role, or an OpenCL failure. On failure no output file is created.\n";
+
+static int progress_shown;
+
+static void progress_line(void *user, int step, int steps, const char *what)
+{
+    (void)user;
+    fprintf(stderr, "\r[%d/%d] %s\033[K", step, steps, what);
+    fflush(stderr);
+    progress_shown = 1;
+}
+
+static void progress_clear(void)
+{
+    if (progress_shown)
+        fputs("\r\033[K", stderr);
+    progress_shown = 0;
+}
+
+static int fail(db_status st)
+{
+    progress_clear();
+    fprintf(stderr, "docbin-bench: %s\n", db_error_message());
+    return db_exit_status(st);
+}
+
+static int usage_error(const char *msg)
+{
+    fprintf(stderr, "docbin-bench: %s (see docbin-bench --help)\n", msg);
+    return EXIT_USAGE;
+}
+
+/* Parses "WxH" with both sides >= 1; returns 1 on success. */
+static int parse_size(const char *s, int *w, int *h)
+{
+    char tail;
+    return sscanf(s, "%dx%d%c", w, h, &tail) == 2 && *w >= 1 && *h >= 1;
+}
+
+enum long_only {
+    OPT_VARIANT = 256, OPT_SAMPLE_SIZE, OPT_CSV, OPT_SVG, OPT_CPU_DEVICE, OPT_GPU_DEVICE, OPT_CALIBRATE,
+    OPT_SIZES, OPT_CALIB, OPT_VERSION
+};
+
+enum { MAX_SETTINGS = 32, MAX_SAMPLES = 16, MAX_ALGOS = 16, MAX_MAPS = 1 << DB_MAX_STAGES };
+
+/* Everything the command line asked for. */
+typedef struct request {
+    const char *algo_text, *maps_text, *variant, *csv, *svg, *cpu_spec, *gpu_spec, *sizes_text, *calib_path;
+    const char *settings[MAX_SETTINGS];
+    int n_settings;
+    int samples[MAX_SAMPLES][2];
+    int n_samples;
+    int runs, calibrate;
+    char **images;
+    int n_images;
+} request;
+
+static int calibrate(const request *rq)
+{
+    db_calibrate_options opts;
+    db_calibrate_defaults(&opts);
+    opts.runs = rq->runs;
+    const db_algo *algos[MAX_ALGOS];
+    if (rq->algo_text) {
+        char list[512];
+        if (strlen(rq->algo_text) >= sizeof list)
+            return usage_error("--algo list too long");
+        strcpy(list, rq->algo_text);
+        int n = 0;
+        char *save;
+        for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            if (n == MAX_ALGOS)
+                return usage_error("too many algorithms in --algo");
+            if (!(algos[n++] = db_algo_find(t)))
+                return fail(db_error_status());
+        }
+        if (!n)
+            return usage_error("--algo names no algorithm");
+        opts.algos = algos;
+        opts.n_algos = n;
+    }
+    if (rq->sizes_text) {
+        char list[512];
+        if (strlen(rq->sizes_text) >= sizeof list)
+            return usage_error("--sizes list too long");
+        strcpy(list, rq->sizes_text);
+        opts.n_sizes = 0;
+        char *save;
+        for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            if (opts.n_sizes == DB_CALIBRATE_MAX_SIZES)
+                return usage_error("--sizes takes at most 16 sizes");
+            if (!parse_size(t, &opts.sizes[opts.n_sizes].width, &opts.sizes[opts.n_sizes].height))
+                return usage_error("--sizes takes WIDTHxHEIGHT,WIDTHxHEIGHT,..., e.g. 620x877,1240x1754,2480x3508");
+            opts.n_sizes++;
+        }
+        if (opts.n_sizes < DB_COST_MIN_SIZES)
+            return usage_error("--sizes needs at least 3 sizes: a line through two always fits");
+    }
+    char path[4096];
+    db_status st = DB_OK;
+    if (rq->calib_path)
+        snprintf(path, sizeof path, "%s", rq->calib_path);
+    else if ((st = db_calib_default_path(path, sizeof path)) != DB_OK)
+        return fail(st);
+    db_calib file, fresh;
+    db_calib_init(&file);
+    db_calib_init(&fresh);
+    if ((st = db_calib_load(&file, path)) != DB_OK)
+        return fail(st);
+    db_context *ctx = NULL;
+    if ((st = db_context_open(rq->cpu_spec, rq->gpu_spec, &ctx)) != DB_OK) {
+        db_calib_free(&file);
+        return fail(st);
+    }
+    for (int r = 0; r < DB_ROLE_COUNT; r++)
+        if (!ctx->role[r])
+            fprintf(stderr, "docbin-bench: note: the %s role is not calibrated: %s\n", db_role_name((db_role)r),
+                    ctx->unbound_reason[r]);
+    if (isatty(STDERR_FILENO))
+        opts.progress = progress_line;
+    st = db_calibrate(ctx, &opts, &fresh);
+    progress_clear();
+    for (int i = 0; i < fresh.n_stages && st == DB_OK; i++)
+        st = db_calib_put_stage(&file, &fresh.stages[i]);
+    for (int i = 0; i < fresh.n_transfers && st == DB_OK; i++)
+        st = db_calib_put_transfer(&file, &fresh.transfers[i]);
+    if (st == DB_OK)
+        st = db_calib_save(&file, path);
+    if (st == DB_OK) {
+        printf("devices:\n");
+        for (int r = 0; r < DB_ROLE_COUNT; r++)
+            if (ctx->role[r])
+                printf("  %s  %s: %s%s\n", ctx->role[r]->info.key, db_role_name((db_role)r), ctx->role[r]->info.name,
+                       ctx->role[r]->info.host_unified ? " (shares host memory: copies are free)" : "");
+        printf("%-10s %-12s %-4s %-14s %-16s %10s %12s %8s\n", "algo", "stage", "role", "variant", "device",
+               "a (ms)", "b (ms/Mpx)", "spread");
+        for (int i = 0; i < fresh.n_stages; i++) {
+            const db_calib_stage *e = &fresh.stages[i];
+            printf("%-10s %-12s %-4s %-14s %-16s %10.4f %12.4f %8.3f\n", e->algo, e->stage, db_role_name(e->role),
+                   e->variant, e->device, e->model.a, e->model.b * 1e6, e->model.spread);
+        }
+        if (fresh.n_transfers) {
+            printf("%-16s %-4s %12s %14s %8s\n", "device", "dir", "latency (ms)", "bandwidth GB/s", "spread");
+            for (int i = 0; i < fresh.n_transfers; i++) {
+                const db_calib_transfer *e = &fresh.transfers[i];
+                printf("%-16s %-4s %12.4f %14.3f %8.3f\n", e->device, db_transfer_dir_name(e->dir),
+                       e->model.latency_ms, e->model.bandwidth_gbs, e->model.spread);
+            }
+        } else {
+            printf("no transfer rows: every bound device shares host memory\n");
+        }
+        printf("%d stage rows and %d transfer rows merged into %s (%d and %d in all)\n", fresh.n_stages,
+               fresh.n_transfers, path, file.n_stages, file.n_transfers);
+    }
+    int code = st == DB_OK ? EXIT_OK : fail(st);
+    db_calib_free(&fresh);
+    db_calib_free(&file);
+    db_context_close(ctx);
+    return code;
+}
+
+/* Fills maps[] from --maps: every valid map for "all", else the ';'-separated list. */
+static int choose_maps(const db_algo *algo, const char *text, db_map *maps, int *n_maps)
+{
+    *n_maps = 0;
+    if (!strcmp(text, "all")) {
+        for (int i = 0; i < db_map_count(algo); i++) {
+            db_map m;
+            db_map_nth(algo, i, &m);
+            int ok = 1;
+            for (int s = 0; s < m.n; s++)
+                ok &= algo->stages[s].impl[m.role[s]] != NULL;
+            if (ok)
+                maps[(*n_maps)++] = m;
+        }
+        return EXIT_OK;
+    }
+    char list[1024];
+    if (strlen(text) >= sizeof list)
+        return usage_error("--maps list too long");
+    strcpy(list, text);
+    char *save;
+    for (char *t = strtok_r(list, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
+        if (*n_maps == MAX_MAPS)
+            return usage_error("too many maps in --maps");
+        db_status st = db_map_parse(algo, t, &maps[*n_maps]);
+        if (st != DB_OK)
+            return fail(st);
+        (*n_maps)++;
+    }
+    if (!*n_maps)
+        return usage_error("--maps names no map; give 'all' or maps separated by ';'");
+    return EXIT_OK;
+}
+
+static void print_summary(const db_bench *b)
+{
+    const db_algo *algo = b->algo;
+    for (int i = 0; i < b->n_images; i++)
+        for (int m = 0; m < b->n_maps; m++) {
+            char text[128];
+            db_map_format(&b->maps[m], text, sizeof text);
+            db_box stage[DB_MAX_STAGES], total;
+            if (db_bench_summary(b, i, m, stage, &total) != DB_OK)
+                continue;
+            printf("%s %s (%dx%d) map %s: median (min - max) of %d runs\n", algo->name, b->image_names[i],
+                   b->width[i], b->height[i], text, b->runs);
+            for (int s = 0; s < algo->n_stages; s++)
+                printf("  %-12s %-4s %10.3f ms (%.3f - %.3f)\n", algo->stages[s].name,
+                       db_role_name(b->maps[m].role[s]), stage[s].median, stage[s].min, stage[s].max);
+            printf("  %-12s %-4s %10.3f ms (%.3f - %.3f)\n", "total", "-", total.median, total.min, total.max);
+        }
+}
+
+static int bench(const request *rq)
+{
+    if (!rq->algo_text)
+        return usage_error("--algo is required");
+    if (strchr(rq->algo_text, ','))
+        return usage_error("a benchmark takes one algorithm; several are for --calibrate");
+    if (rq->sizes_text || rq->calib_path)
+        return usage_error("--sizes and --calib belong to --calibrate");
+    const db_algo *algo = db_algo_find(rq->algo_text);
+    if (!algo)
+        return fail(db_error_status());
+    db_job job;
+    db_job_defaults(algo, &job);
+    for (int i = 0; i < rq->n_settings; i++) {
+        char name[64];
+        const char *eq = strchr(rq->settings[i], '=');
+        if (!eq || eq == rq->settings[i] || (size_t)(eq - rq->settings[i]) >= sizeof name)
+            return usage_error("--param takes NAME=VALUE");
+        snprintf(name, sizeof name, "%.*s", (int)(eq - rq->settings[i]), rq->settings[i]);
+        db_status st = db_job_set(algo, &job, name, eq + 1);
+        if (st != DB_OK)
+            return fail(st);
+    }
+    if (rq->variant) {
+        db_status st = db_job_set_variant(algo, &job, rq->variant);
+        if (st != DB_OK)
+            return fail(st);
+    }
+    static db_map maps[MAX_MAPS];
+    int n_maps, code = choose_maps(algo, rq->maps_text ? rq->maps_text : "all", maps, &n_maps);
+    if (code != EXIT_OK)
+        return code;
+
+    /* Images: the files, then the sample pages; the default sample page when none. */
+    int n_images = rq->n_images + rq->n_samples;
+    int default_sample[2] = {1240, 1754};
+    if (!n_images)
+        n_images = 1;
+    db_image **images = calloc((size_t)n_images, sizeof *images);
+    char **names = calloc((size_t)n_images, sizeof *names);
+    db_status st = images && names ? DB_OK : db_fail(DB_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n_images && st == DB_OK; i++) {
+        if (i < rq->n_images) {
+            names[i] = strdup(rq->images[i]);
+            images[i] = db_image_read(rq->images[i]);
+        } else {
+            const int *wh = rq->n_samples ? rq->samples[i - rq->n_images] : default_sample;
+            char name[64];
+            snprintf(name, sizeof name, "sample-%dx%d", wh[0], wh[1]);
+            names[i] = strdup(name);
+            images[i] = db_sample_page(wh[0], wh[1], 1);
+        }
+        if (!images[i])
+            st = db_error_status();
+        else if (!names[i])
+            st = db_fail(DB_ERR_NOMEM, "out of memory");
+    }
+    db_context *ctx = NULL;
+    if (st == DB_OK)
+        st = db_context_open(rq->cpu_spec, rq->gpu_spec, &ctx);
+    for (int m = 0; m < n_maps && st == DB_OK; m++)
+        for (int s = 0; s < maps[m].n && st == DB_OK; s++)
+            if (!db_context_device(ctx, maps[m].role[s])) {
+                char text[128];
+                db_map_format(&maps[m], text, sizeof text);
+                st = db_fail(DB_ERR_DEVICE, "map %s puts stage %s on %s, but %s%s", text, algo->stages[s].name,
+                             db_role_name(maps[m].role[s]), db_error_message(),
+                             rq->maps_text ? "" : "; or choose maps with --maps");
+            }
+    db_bench b = {0};
+    if (st == DB_OK) {
+        db_bench_options o = {.algo = algo, .job = &job, .maps = maps, .n_maps = n_maps,
+                              .images = (const db_image *const *)images, .image_names = (const char *const *)names,
+                              .n_images = n_images, .runs = rq->runs,
+                              .progress = isatty(STDERR_FILENO) ? progress_line : NULL};
+        st = db_bench_run(ctx, &o, &b);
+        progress_clear();
+    }
+    if (st == DB_OK && rq->csv)
+        st = db_bench_write_csv(&b, rq->csv);
+    if (st == DB_OK && rq->svg)
+        st = db_bench_write_svg(&b, rq->svg);
+    if (st == DB_OK)
+        print_summary(&b);
+    code = st == DB_OK ? EXIT_OK : fail(st);
+    db_bench_free(&b);
+    for (int i = 0; i < n_images; i++) {
+        if (images)
+            db_image_free(images[i]);
+        if (names)
+            free(names[i]);
+    }
+    free(images);
+    free(names);
+    db_context_close(ctx);
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"algo", required_argument, NULL, 'a'},
+        {"maps", required_argument, NULL, 'm'},
+        {"runs", required_argument, NULL, 'n'},
+        {"param", required_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},
+        {"variant", required_argument, NULL, OPT_VARIANT},
+        {"sample-size", required_argument, NULL, OPT_SAMPLE_SIZE},
+        {"csv", required_argument, NULL, OPT_CSV},
+        {"svg", required_argument, NULL, OPT_SVG},
+        {"cpu-device", required_argument, NULL, OPT_CPU_DEVICE},
+        {"gpu-device", required_argument, NULL, OPT_GPU_DEVICE},
+        {"calibrate", no_argument, NULL, OPT_CALIBRATE},
+        {"sizes", required_argument, NULL, OPT_SIZES},
+        {"calib", required_argument, NULL, OPT_CALIB},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    request rq = {.runs = 5};
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":a:m:n:p:h", options, NULL)) != -1) {
+        switch (c) {
+        case 'a': rq.algo_text = optarg; break;
+        case 'm': rq.maps_text = optarg; break;
+        case 'n': {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (end == optarg || *end || n < 1 || n >= DB_PROFILE_MAX_RUNS)
+                return usage_error("--runs takes a count from 1 to 1023");
+            rq.runs = (int)n;
+            break;
+        }
+        case 'p':
+            if (rq.n_settings == MAX_SETTINGS)
+                return usage_error("too many --param options");
+            rq.settings[rq.n_settings++] = optarg;
+            break;
+        case 'h': fputs(usage_text, stdout); return EXIT_OK;
+        case OPT_VARIANT: rq.variant = optarg; break;
+        case OPT_SAMPLE_SIZE:
+            if (rq.n_samples == MAX_SAMPLES)
+                return usage_error("too many --sample-size options (at most 16)");
+            if (!parse_size(optarg, &rq.samples[rq.n_samples][0], &rq.samples[rq.n_samples][1]))
+                return usage_error("--sample-size takes WIDTHxHEIGHT, e.g. 2480x3508 (A4 at 300 dpi)");
+            rq.n_samples++;
+            break;
+        case OPT_CSV: rq.csv = optarg; break;
+        case OPT_SVG: rq.svg = optarg; break;
+        case OPT_CPU_DEVICE: rq.cpu_spec = optarg; break;
+        case OPT_GPU_DEVICE: rq.gpu_spec = optarg; break;
+        case OPT_CALIBRATE: rq.calibrate = 1; break;
+        case OPT_SIZES: rq.sizes_text = optarg; break;
+        case OPT_CALIB: rq.calib_path = optarg; break;
+        case OPT_VERSION: printf("docbin-bench %s\n", db_version()); return EXIT_OK;
+        case ':': {
+            char msg[128];
+            snprintf(msg, sizeof msg, "option %s needs a value", argv[optind - 1]);
+            return usage_error(msg);
+        }
+        default: {
+            char msg[128];
+            snprintf(msg, sizeof msg, "unknown option %s", argv[optind - 1]);
+            return usage_error(msg);
+        }
+        }
+    }
+    rq.images = argv + optind;
+    rq.n_images = argc - optind;
+    if (rq.calibrate) {
+        if (rq.n_images || rq.maps_text || rq.csv || rq.svg || rq.n_samples || rq.n_settings || rq.variant)
+            return usage_error("--calibrate takes --algo, --sizes, --runs, --calib and the device options only; "
+                               "it times sample pages with default parameters and every variant");
+        return calibrate(&rq);
+    }
+    return bench(&rq);
+}
