@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""docbin-bench end to end: calibration file contents and merging, the benchmark's
+CSV, summary and SVG, the progress line, and bad input that must fail cleanly.
+
+References are independent of the code under test: expected calibration rows come
+from `docbin-run --list-algos`, kernel hashes from the cl/ sources (SHA-256 of each
+listed file's name and text as built, NUL-separated, as planner/calib.h documents), medians
+from Python's statistics module over the CSV rows.
+usage: test_bench.py PATH/TO/docbin-bench PATH/TO/docbin-run PATH/TO/cl
+"""
+import csv
+import hashlib
+import math
+import os
+import pty
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+import clitest
+from clitest import check, failures, png_bytes
+
+BENCH, RUN, CL_DIR = sys.argv[1], sys.argv[2], sys.argv[3]
+
+# The OpenCL sources each stage's kernels come from, as the algorithm files declare them.
+SOURCES = {
+    ('otsu', 'gray'): ['gray.cl'], ('otsu', 'histogram'): ['histogram.cl'], ('otsu', 'binarize'): ['otsu.cl'],
+    ('sauvola', 'gray'): ['gray.cl'], ('sauvola', 'stats'): ['window_stats.cl'],
+    ('sauvola', 'threshold'): ['local_threshold.cl'],
+    ('hbk', 'kmeans'): ['hbk.cl'], ('hbk', 'label'): ['hbk.cl'],
+}
+# Programs are built from each source with this prelude in front (runtime/program.c),
+# and the kernel hash covers the text as built.
+PRELUDE = b'#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#pragma OPENCL FP_CONTRACT OFF\n#line 1\n'
+TINY = ['--sizes', '64x48,96x64,128x96', '--runs', '2']
+
+
+def run(args, env_extra=None, stderr=subprocess.PIPE):
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    p = subprocess.run([BENCH] + args, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env, timeout=600)
+    return p.returncode, p.stdout, p.stderr or ''
+
+
+def kernel_hash(names):
+    h = hashlib.sha256()
+    for name in names:
+        with open(os.path.join(CL_DIR, name), 'rb') as f:
+            text = f.read()
+        h.update(name.encode() + b'\0' + PRELUDE + text + b'\0')
+    return h.hexdigest()
+
+
+def list_algos():
+    """{algo: (stages [(name, roles)], variants or ['-'])} from docbin-run --list-algos."""
+    out = subprocess.run([RUN, '--list-algos'], capture_output=True, text=True, check=True).stdout
+    algos, cur = {}, None
+    for line in out.splitlines():
+        m = re.match(r'^(\S+) — ', line)
+        if m:
+            cur = m.group(1)
+            algos[cur] = ([], ['-'])
+            continue
+        m = re.match(r'^\s+\d+\.\s+(\S+)\s+\[([a-z,]+)\]', line)
+        if m and cur:
+            algos[cur][0].append((m.group(1), m.group(2).split(',')))
+            continue
+        m = re.match(r'^\s+variants of stage \S+ \(--variant\):(.*)$', line)
+        if m and cur:
+            algos[cur] = (algos[cur][0], m.group(1).replace('(default)', '').split())
+    return algos
+
+
+def read_calib(path):
+    """(header, stage rows, transfer rows) of a calibration file, rows as lists of fields."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    rows = [l.split() for l in lines[1:] if l.strip() and not l.startswith('#')]
+    return lines[0], [r for r in rows if r[0] == 'stage'], [r for r in rows if r[0] == 'transfer']
+
+
+def check_stage_rows(rows, algos, names, device_keys, what):
+    """Every stage x role x variant of `names` appears once, with the right hash and 3 sizes."""
+    expected = set()
+    for a in names:
+        stages, variants = algos[a]
+        for stage, roles in stages:
+            for role in roles:
+                for v in variants:
+                    expected.add((a, stage, role, v))
+    got = [(r[2], r[3], r[4], r[5]) for r in rows if r[2] in names]
+    check(len(got) == len(set(got)), f'{what}: duplicate rows')
+    check(set(got) == expected, f'{what}: rows {sorted(set(got) ^ expected)} missing or unexpected')
+    for r in rows:
+        if r[2] not in names:
+            continue
+        check(len(r) == 11, f'{what}: row has {len(r)} fields: {r}')
+        check(r[1] in device_keys, f'{what}: device {r[1]} is not a bound device ({device_keys})')
+        check(r[6] == kernel_hash(SOURCES[(r[2], r[3])]), f'{what}: kernel hash of {r[2]}/{r[3]} is {r[6]}')
+        check(r[9] == '3', f'{what}: {r[2]}/{r[3]} fitted {r[9]} sizes, not 3')
+        a, b, spread = float(r[7]), float(r[8]), float(r[10])
+        check(math.isfinite(a) and math.isfinite(b) and spread >= 0, f'{what}: bad fit {r}')
+    return len(expected)
+
+
+def parse_summary(text):
+    """{(image, map, stage): (median, min, max)} from the printed summary."""
+    out, cell = {}, None
+    for line in text.splitlines():
+        m = re.match(r'^\S+ (\S+) \(\d+x\d+\) map (\S+): median', line)
+        if m:
+            cell = (m.group(1), m.group(2))
+            continue
+        m = re.match(r'^\s+(\S+)\s+\S+\s+([-\d.]+) ms \(([-\d.]+) - ([-\d.]+)\)$', line)
+        if m and cell:
+            out[cell + (m.group(1),)] = tuple(float(m.group(i)) for i in (2, 3, 4))
+    return out
+
+
+def expect_failure(name, args, code, tmp, must_name=None):
+    csv_path = os.path.join(tmp, 'fail.csv')
+    rc, _, err = run(args + ['--csv', csv_path] if '--calibrate' not in args else args)
+    lines = [l for l in err.splitlines() if l.strip()]
+    check(rc == code, f'{name}: exit {rc}, expected {code} (stderr: {err.strip()!r})')
+    check(len(lines) == 1 and lines[0].startswith('docbin-bench:'), f'{name}: not one error line: {err!r}')
+    if must_name:
+        check(must_name in err, f'{name}: the message does not name {must_name}: {err!r}')
+    check(not os.path.exists(csv_path), f'{name}: CSV left behind')
+    leftovers = [f for f in os.listdir(tmp) if f.startswith('.')]
+    check(not leftovers, f'{name}: temporary files left behind: {leftovers}')
+    print(f'ok   {name}: exit {rc}: {lines[0] if lines else ""}')
+
+
+def main():
+    algos = list_algos()
+    devices = subprocess.run([RUN, '--list-devices'], capture_output=True, text=True).stdout
+    with tempfile.TemporaryDirectory() as tmp:
+        # Calibration into the default path ($DOCBIN_PERF_DIR/<host>.calib).
+        perf = os.path.join(tmp, 'perf')
+        path = os.path.join(perf, socket.gethostname() + '.calib')
+        rc, out, err = run(['--calibrate', '--algo', 'otsu,sauvola'] + TINY, {'DOCBIN_PERF_DIR': perf})
+        check(rc == 0, f'calibrate otsu,sauvola failed: {err}')
+        check(err == '', f'calibration wrote to stderr without a terminal: {err!r}')
+        check(os.path.exists(path), f'no calibration file at {path}')
+        if os.path.exists(path):
+            header, stages, transfers = read_calib(path)
+            check(header == 'docbin-calibration 1', f'header {header!r}')
+            keys = set(re.findall(r'\b[0-9a-f]{16}\b', devices))
+            n = check_stage_rows(stages, algos, ['otsu', 'sauvola'], keys, 'first calibration')
+            check(len(stages) == n, f'first calibration: {len(stages)} rows, expected {n}')
+            check(str(n) + ' stage rows' in out, f'summary does not count {n} rows: {out}')
+            check(out.count('\notsu ') + out.count('\nsauvola ') == n, 'summary table lacks rows')
+            # Every bound device here is PoCL, which shares host memory: no copies to time.
+            check(not transfers and 'no transfer rows' in out, f'transfer rows for shared memory: {transfers}')
+            first = {' '.join(r) for r in stages}
+
+            # A second algorithm merges into the same file; the first rows stay as they were.
+            rc, out, err = run(['--calibrate', '--algo', 'hbk', '--calib', path] + TINY)
+            check(rc == 0, f'calibrate hbk failed: {err}')
+            header, stages, _ = read_calib(path)
+            check(header == 'docbin-calibration 1', f'header after merge {header!r}')
+            check(first <= {' '.join(r) for r in stages}, 'merge lost or changed rows of the first calibration')
+            n_hbk = check_stage_rows(stages, algos, ['hbk'], keys, 'merged calibration')
+            check(len(stages) == n + n_hbk, f'merged file has {len(stages)} rows, expected {n + n_hbk}')
+        print('ok   calibration')
+
+        # Benchmark: every map of otsu x (a PNG file and a sample page) x 2 timed runs.
+        w, h = 64, 48
+        good = clitest.write(os.path.join(tmp, 'page.png'),
+                             png_bytes(w, h, [bytes((x * 7 + y * 3) % 256 for x in range(w)) for y in range(h)]))
+        csv_path, svg_path = os.path.join(tmp, 'otsu.csv'), os.path.join(tmp, 'otsu.svg')
+        runs = 2
+        rc, out, err = run(['--algo', 'otsu', '--runs', str(runs), good, '--sample-size', '80x60',
+                            '--csv', csv_path, '--svg', svg_path])
+        check(rc == 0, f'bench otsu failed: {err}')
+        check(err == '', f'progress written without a terminal: {err!r}')
+        stages = [s for s, _ in algos['otsu'][0]]
+        n_maps = math.prod(len(roles) for _, roles in algos['otsu'][0])
+        with open(csv_path, newline='') as f:
+            rows = list(csv.DictReader(f))
+        check(len(rows) == n_maps * 2 * (runs + 1) * (len(stages) + 1),
+              f'CSV has {len(rows)} rows, expected {n_maps} maps x 2 images x {runs + 1} runs x {len(stages) + 1}')
+        check(list(rows[0].keys()) == ['algo', 'image', 'width', 'height', 'map', 'run', 'warmup', 'stage', 'role',
+                                       'ms'], f'CSV columns {list(rows[0].keys())}')
+        maps = sorted({r['map'] for r in rows})
+        check(len(maps) == n_maps, f'CSV has {len(maps)} maps, expected {n_maps}')
+        check({r['image'] for r in rows} == {good, 'sample-80x60'}, 'CSV image names')
+        for r in rows:
+            if r['stage'] != 'total':
+                check(r['role'] == r['map'].split(',')[stages.index(r['stage'])], f'role of {r}')
+            check(r['warmup'] == ('1' if r['run'] == '0' else '0'), f'warm-up flag of {r}')
+        printed = parse_summary(out)
+        cells = {}
+        for r in rows:
+            if r['warmup'] == '0':
+                cells.setdefault((r['image'], r['map'], r['stage']), []).append(float(r['ms']))
+        check(len(printed) == len(cells), f'summary has {len(printed)} entries, CSV {len(cells)}')
+        for key, values in cells.items():
+            check(len(values) == runs, f'{key}: {len(values)} timed runs')
+            want = (statistics.median(values), min(values), max(values))
+            got = printed.get(key)
+            check(got is not None and all(abs(g - x) <= 6e-4 for g, x in zip(got, want)),
+                  f'{key}: printed {got}, CSV gives {want}')
+        try:
+            root = ET.parse(svg_path).getroot()
+            ns = '{http://www.w3.org/2000/svg}'
+            boxes = [e for e in root.iter(ns + 'rect') if e.get('class') == 'box']
+            labels = sorted(e.text for e in root.iter(ns + 'text') if e.get('class') == 'label')
+            check(len(boxes) == n_maps, f'SVG has {len(boxes)} boxes, expected {n_maps}')
+            check(labels == maps, f'SVG labels {labels}, expected {maps}')
+        except (OSError, ET.ParseError) as e:
+            check(False, f'SVG does not parse: {e}')
+        print('ok   benchmark otsu')
+
+        # Chosen maps, a variant and a parameter; one image, one run.
+        csv2, svg2 = os.path.join(tmp, 's.csv'), os.path.join(tmp, 's.svg')
+        rc, out, err = run(['--algo', 'sauvola', '--maps', 'gpu,cpu,gpu;cpu', '--variant', 'global', '--param',
+                            'window=5', '--runs', '1', good, '--csv', csv2, '--svg', svg2])
+        check(rc == 0, f'bench sauvola failed: {err}')
+        if rc == 0:
+            with open(csv2, newline='') as f:
+                rows = list(csv.DictReader(f))
+            check(len(rows) == 2 * 1 * 2 * 4, f'sauvola CSV has {len(rows)} rows, expected 16')
+            root = ET.parse(svg2).getroot()
+            labels = sorted(e.text for e in root.iter('{http://www.w3.org/2000/svg}text') if e.get('class') == 'label')
+            check(labels == ['cpu,cpu,cpu', 'gpu,cpu,gpu'], f'sauvola SVG labels {labels}')
+
+        # The progress line appears on a terminal.
+        master, slave = pty.openpty()
+        p = subprocess.Popen([BENCH, '--algo', 'otsu', '--maps', 'cpu', '--runs', '1', '--sample-size', '32x24'],
+                             stdout=subprocess.PIPE, stderr=slave)
+        os.close(slave)
+        tty = b''
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            tty += chunk
+        p.communicate(timeout=300)
+        os.close(master)
+        check(p.returncode == 0 and b'\r[1/1] otsu cpu,cpu,cpu sample-32x24 run 2/2' in tty,
+              f'no progress line on a terminal: {tty!r}')
+
+        # Bad requests.
+        usage = {
+            'unknown option': ['--algo', 'otsu', '--frobnicate'],
+            'runs of zero': ['--algo', 'otsu', '--runs', '0'],
+            'runs not a number': ['--algo', 'otsu', '--runs', 'many'],
+            'unknown algorithm': ['--algo', 'nosuch'],
+            'missing algorithm': [good],
+            'two algorithms to bench': ['--algo', 'otsu,sauvola'],
+            'bad map': ['--algo', 'otsu', '--maps', 'gpu,tpu,cpu'],
+            'map of the wrong length': ['--algo', 'otsu', '--maps', 'gpu;cpu,gpu'],
+            'even window': ['--algo', 'sauvola', '--param', 'window=4'],
+            'unknown variant': ['--algo', 'sauvola', '--variant', 'magic'],
+            'bad sample size': ['--algo', 'otsu', '--sample-size', '0x5'],
+            'two calibration sizes': ['--calibrate', '--algo', 'otsu', '--sizes', '64x48,96x64',
+                                      '--calib', os.path.join(tmp, 'bad.calib')],
+            'malformed calibration size': ['--calibrate', '--algo', 'otsu', '--sizes', '64x48,big,96x64',
+                                           '--calib', os.path.join(tmp, 'bad.calib')],
+            'image with --calibrate': ['--calibrate', '--algo', 'otsu', good, '--calib', os.path.join(tmp, 'bad.calib')],
+            'unknown algorithm to calibrate': ['--calibrate', '--algo', 'otsu,nosuch',
+                                               '--calib', os.path.join(tmp, 'bad.calib')],
+        }
+        for name, args in usage.items():
+            expect_failure(name, args, 2, tmp)
+        check(not os.path.exists(os.path.join(tmp, 'bad.calib')), 'a failed calibration wrote its file')
+        missing = os.path.join(tmp, 'nope.png')
+        expect_failure('missing image', ['--algo', 'otsu', '--runs', '1', good, missing], 1, tmp, must_name=missing)
+        corrupt = clitest.write(os.path.join(tmp, 'corrupt.png'), b'not an image at all\n' * 10)
+        expect_failure('corrupt image', ['--algo', 'otsu', '--runs', '1', corrupt], 1, tmp, must_name=corrupt)
+        expect_failure('role bound to no device', ['--algo', 'otsu', '--maps', 'gpu', '--gpu-device',
+                                                   'no-such-device-anywhere', good], 3, tmp)
+        rc, so, _ = run(['--help'])
+        check(rc == 0 and 'Exit status' in so and '--calibrate' in so, '--help')
+
+    if failures:
+        print(f'{len(failures)} failure(s)', file=sys.stderr)
+        return 1
+    print('bench: ok')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
