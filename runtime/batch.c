@@ -488,6 +488,13 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
         }
         sum->lanes = n_lanes;
     }
+    if (list->out_dir && db_mkdir_p(list->out_dir) != 0) {
+        st = db_fail(DB_ERR_IO, "cannot create the output directory %s: %s", list->out_dir, strerror(errno));
+        for (int r = 0; r < n_runners; r++)
+            db_context_close(ctxs[r]);
+        free(ctxs);
+        return st;
+    }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int n_codec = opt->threads ? opt->threads : (int)(cpus > 0 ? cpus : 1);
     sum->threads = n_codec;

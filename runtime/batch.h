@@ -32,6 +32,7 @@
 typedef struct db_batch_list {
     char **inputs;
     char **outputs;  /* NULL until db_batch_list_name_outputs() */
+    char *out_dir;   /* where they go, likewise */
     int n, cap;
     int shard_k, shard_n; /* after db_batch_list_shard(): entry j was input (k-1) + j*n of the whole list */
 } db_batch_list;
@@ -48,11 +49,11 @@ typedef struct db_batch_list {
 **             read, like any unreadable input, without stopping the batch). */
 db_status db_batch_list_add(db_batch_list *list, const char *arg);
 
-/* Names every output: OUT_DIR/<input basename without extension>.<ext>,
-** creating OUT_DIR (and parents) if missing. Two inputs that would write the
-** same output, or an output that would overwrite its own input, are a usage
-** error naming both files; the check covers the whole list, before sharding,
-** so that every shard agrees. */
+/* Names every output: OUT_DIR/<input basename without extension>.<ext>
+** (db_batch_run creates OUT_DIR and its parents if missing). Two inputs that
+** would write the same output are a usage error naming both, and so is an
+** output that would overwrite its own input. The checks cover the whole list,
+** before sharding, so that every shard agrees. */
 db_status db_batch_list_name_outputs(db_batch_list *list, const char *out_dir, const char *ext);
 
 /* Keeps the inputs whose index i (0-based, in list order) satisfies
@@ -125,8 +126,8 @@ typedef struct db_batch_summary {
 } db_batch_summary;
 
 /* Runs every image of `list` (named outputs required). Devices are bound and
-** the map checked against them before any file is touched; that failure is the
-** return value. Once images run, the return is DB_OK and per-image failures
+** the map checked against them before any file is touched, then the output
+** directory is made; a failure there is the return value. Once images run, the return is DB_OK and per-image failures
 ** are counted in `summary` (worst status included) and reported as they happen. */
 db_status db_batch_run(const db_batch_options *options, const db_batch_list *list,
                        db_batch_summary *summary);

@@ -162,18 +162,12 @@ static void real_dir(const char *path, char *out)
 
 db_status db_batch_list_name_outputs(db_batch_list *list, const char *out_dir, const char *ext)
 {
-    if (db_mkdir_p(out_dir) != 0)
-        return db_fail(DB_ERR_IO, "cannot create output directory %s: %s", out_dir, strerror(errno));
-    char out_real[PATH_MAX];
-    if (!realpath(out_dir, out_real))
-        return db_fail(DB_ERR_IO, "cannot use output directory %s: %s", out_dir, strerror(errno));
     free(list->outputs);
     list->outputs = calloc(list->n ? (size_t)list->n : 1, sizeof *list->outputs);
     if (!list->outputs)
         return db_fail(DB_ERR_NOMEM, "out of memory naming %d outputs", list->n);
     size_t dir_len = strlen(out_dir);
     bool slash = dir_len && out_dir[dir_len - 1] == '/';
-    char last_dir[PATH_MAX] = "", last_real[PATH_MAX] = "";
     for (int i = 0; i < list->n; i++) {
         const char *in = list->inputs[i];
         const char *base = strrchr(in, '/');
@@ -185,19 +179,6 @@ db_status db_batch_list_name_outputs(db_batch_list *list, const char *out_dir, c
         if (asprintf(&list->outputs[i], "%s%s%.*s.%s", out_dir, slash ? "" : "/", (int)stem, base, ext) < 0) {
             list->outputs[i] = NULL;
             return db_fail(DB_ERR_NOMEM, "out of memory naming %d outputs", list->n);
-        }
-        /* Writing into the input's own directory under its own name would
-        ** replace the page with its binarization. Inputs come grouped by
-        ** directory, so the resolved directory is cached. */
-        if (dot && !strcmp(dot + 1, ext)) {
-            size_t dl = (size_t)(base - in);
-            if (dl >= sizeof last_dir || strncmp(last_dir, in, dl) || last_dir[dl] || !last_real[0]) {
-                snprintf(last_dir, sizeof last_dir, "%.*s", (int)dl, in);
-                real_dir(in, last_real);
-            }
-            if (!strcmp(last_real, out_real))
-                return db_fail(DB_ERR_USAGE, "the output of %s would overwrite the input itself (%s); "
-                               "choose another --out-dir or --format", in, list->outputs[i]);
         }
     }
     int *order = malloc((list->n ? (size_t)list->n : 1) * sizeof *order);
@@ -214,7 +195,39 @@ db_status db_batch_list_name_outputs(db_batch_list *list, const char *out_dir, c
                          "with different --out-dir", list->inputs[a], list->inputs[b], list->outputs[a]);
     }
     free(order);
-    return st;
+    if (st != DB_OK)
+        return st;
+
+    free(list->out_dir);
+    if (!(list->out_dir = strdup(out_dir)))
+        return db_fail(DB_ERR_NOMEM, "out of memory naming %d outputs", list->n);
+    /* A directory still to be made holds no input. */
+    char out_real[PATH_MAX];
+    if (!realpath(out_dir, out_real))
+        return DB_OK;
+    /* Writing into the input's own directory under its own name would replace
+    ** the page with its binarization. Inputs come grouped by directory, so the
+    ** resolved directory is cached. */
+    char last_dir[PATH_MAX] = "", last_real[PATH_MAX] = "";
+    bool have_last = false;
+    for (int i = 0; i < list->n; i++) {
+        const char *in = list->inputs[i];
+        const char *base = strrchr(in, '/');
+        base = base ? base + 1 : in;
+        const char *dot = strrchr(base, '.');
+        if (!dot || dot == base || strcmp(dot + 1, ext))
+            continue;
+        size_t dl = (size_t)(base - in);
+        if (!have_last || dl >= sizeof last_dir || strncmp(last_dir, in, dl) || last_dir[dl]) {
+            snprintf(last_dir, sizeof last_dir, "%.*s", (int)dl, in);
+            real_dir(in, last_real);
+            have_last = true;
+        }
+        if (!strcmp(last_real, out_real))
+            return db_fail(DB_ERR_USAGE, "the output of %s would overwrite the input itself (%s); "
+                           "choose another --out-dir or --format", in, list->outputs[i]);
+    }
+    return DB_OK;
 }
 
 db_status db_batch_list_shard(db_batch_list *list, int k, int n)
@@ -255,5 +268,6 @@ void db_batch_list_free(db_batch_list *list)
     }
     free(list->inputs);
     free(list->outputs);
+    free(list->out_dir);
     memset(list, 0, sizeof *list);
 }
