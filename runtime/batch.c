@@ -205,7 +205,7 @@ static void finish(batch *b, slot *s)
 static void fail_slot(slot *s, db_status st)
 {
     s->r.state = DB_BATCH_FAILED;
-    s->r.status = st;
+    s->r.status = st != DB_OK ? st : DB_ERR_IO; /* a failure must never read as success */
     snprintf(s->r.message, sizeof s->r.message, "%s", db_error_message());
     db_image_free(s->in);
     db_image_free(s->out);
@@ -513,18 +513,16 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     if (!tids || !lanes) {
         st = db_fail(DB_ERR_NOMEM, "out of memory starting the batch threads");
     } else {
-        for (int r = 0; r < n_runners; r++) {
+        int err = 0;
+        for (int r = 0; r < n_runners && !err; r++) {
             lanes[r] = (lane_arg){.b = &b, .ctx = ctxs[r], .lane = r % n_lanes};
-            if (pthread_create(&tids[started], NULL, lane_thread, &lanes[r]) != 0)
-                break;
-            started++;
+            if (!(err = pthread_create(&tids[started], NULL, lane_thread, &lanes[r])))
+                started++;
         }
         int lanes_started = started;
-        for (int t = 0; t < n_codec && lanes_started == n_runners; t++) {
-            if (pthread_create(&tids[started], NULL, codec_thread, &b) != 0)
-                break;
-            started++;
-        }
+        for (int t = 0; t < n_codec && !err; t++)
+            if (!(err = pthread_create(&tids[started], NULL, codec_thread, &b)))
+                started++;
         if (started != n_codec + n_runners) {
             /* Whatever started finishes the batch, more slowly; with no codec
             ** thread at all, nothing would: stop the lanes and report. */
@@ -533,7 +531,8 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
                 b.next = list->n;
                 pthread_cond_broadcast(&b.lane_cv);
                 pthread_mutex_unlock(&b.lock);
-                st = db_fail(DB_ERR_NOMEM, "cannot start the batch's codec threads: %s", strerror(errno));
+                st = db_fail(DB_ERR_NOMEM, "cannot start the batch's threads: %s; lower --in-flight or "
+                             "--threads", strerror(err));
             }
         }
     }
