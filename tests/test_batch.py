@@ -184,6 +184,9 @@ def test_list_and_directory(tmp):
     make_inputs(d, ['b.png', 'a.pgm.png', 'c.png'], seed0=40)
     # A PGM (P5) input, and files a directory listing must ignore.
     clitest.write(os.path.join(d, 'z.pgm'), b'P5\n5 4\n255\n' + bytes(range(0, 200, 10)))
+    # A name JSON must escape (quote, backslash, tab) and one beyond ASCII.
+    odd = 'we"ird\\na\tme \u00e9.png'
+    shutil.copyfile(os.path.join(d, 'c.png'), os.path.join(d, odd))
     clitest.write(os.path.join(d, 'notes.txt'), b'not an image\n')
     clitest.write(os.path.join(d, '.hidden.png'), b'garbage')
     os.makedirs(os.path.join(d, 'sub.png'))
@@ -191,9 +194,9 @@ def test_list_and_directory(tmp):
                        '--in-flight', '1', 'lists'], cwd=tmp)
     check(rc == 0, f'directory input: exit {rc}: {err}')
     got = sorted((e['index'], e['input']) for e in log_lines(so, 'directory input'))
-    want = list(enumerate(os.path.join('lists', n) for n in ['a.pgm.png', 'b.png', 'c.png', 'z.pgm']))
+    want = list(enumerate(os.path.join('lists', n) for n in ['a.pgm.png', 'b.png', 'c.png', odd, 'z.pgm']))
     check(got == want, f'directory input: inputs {got}, want {want}')
-    check(sorted(os.listdir(os.path.join(tmp, 'dir-out'))) == ['a.pgm.png', 'b.png', 'c.png', 'z.png'],
+    check(sorted(os.listdir(os.path.join(tmp, 'dir-out'))) == sorted(['a.pgm.png', 'b.png', 'c.png', odd, 'z.png']),
           f'directory input: outputs {sorted(os.listdir(os.path.join(tmp, "dir-out")))}')
     # A list file: comments, blank lines, CRLF, paths relative to the current directory.
     clitest.write(os.path.join(tmp, 'pages.txt'),
