@@ -309,8 +309,9 @@ static void *codec_thread(void *arg)
             } else {
                 /* No memory for even the bookkeeping: the image fails, the batch goes on. */
                 static _Thread_local db_batch_result r;
-                r = (db_batch_result){.index = original_index(list, i), .input = list->inputs[i], .output = list->outputs[i],
-                                      .lane = -1, .state = DB_BATCH_FAILED, .status = DB_ERR_NOMEM};
+                r = (db_batch_result){.index = original_index(list, i), .input = list->inputs[i],
+                                      .output = list->outputs[i], .lane = -1, .state = DB_BATCH_FAILED,
+                                      .status = DB_ERR_NOMEM};
                 snprintf(r.message, sizeof r.message, "out of memory");
                 report(b, &r);
             }
