@@ -277,6 +277,15 @@ static int default_device(const db_context *ctx, db_role role)
     return best;
 }
 
+db_status db_device_list(db_device_info **devices, int *n)
+{
+    db_context probe = {0};
+    db_status st = discover(&probe);
+    *devices = probe.devices;
+    *n = st == DB_OK ? probe.n_devices : 0;
+    return st;
+}
+
 db_status db_context_open(const char *cpu_spec, const char *gpu_spec, db_context **out)
 {
     *out = NULL;

@@ -79,6 +79,11 @@ typedef struct db_context {
 ** the role unbound, and using it later is an error that says how to bind it. */
 db_status db_context_open(const char *cpu_spec, const char *gpu_spec, db_context **out);
 
+/* Lists the machine's OpenCL devices, in --list-devices order, without binding
+** a role: for callers that open one context per device (--gpu-device all).
+** `*devices` is malloc'd (free it); no platform gives *n == 0, not an error. */
+db_status db_device_list(db_device_info **devices, int *n);
+
 /* Releases every device, program and queue. NULL is allowed. */
 void db_context_close(db_context *ctx);
 

@@ -16,6 +16,7 @@
 #include "runtime/stage.h"
 #include "runtime/profile.h"
 #include "runtime/sched.h"
+#include "runtime/batch.h"
 #include "runtime/sample.h"
 #include "planner/map.h"
 #include "algorithms/algorithms.h"

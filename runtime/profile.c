@@ -218,20 +218,6 @@ double db_profile_run_wall_ms(const db_profile *prof, int run)
     return (double)prof->wall_ns[run] / 1e6;
 }
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", *s);
-        else
-            fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 db_status db_profile_write_trace(const db_profile *prof, const char *path)
 {
     db_atomic_file af;
@@ -257,7 +243,7 @@ db_status db_profile_write_trace(const db_profile *prof, const char *path)
             snprintf(name, sizeof name, "%s %s (%s)", db_role_name((db_role)r), q ? "transfer" : "compute", dev);
             fprintf(f, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":",
                     first ? "" : ",\n", r * 2 + q);
-            json_string(f, name);
+            db_json_string(f, name);
             fputs("}}", f);
             first = 0;
         }
@@ -271,7 +257,7 @@ db_status db_profile_write_trace(const db_profile *prof, const char *path)
             snprintf(name, sizeof name, "%s %s (%s)", r->kind == DB_REC_TO_DEVICE ? "->" : "<-", r->stage, r->what);
         fprintf(f, "%s{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":", first ? "" : ",\n",
                 tid, (r->start_ns - t0) / 1e3, (r->end_ns - r->start_ns) / 1e3);
-        json_string(f, name);
+        db_json_string(f, name);
         fprintf(f, ",\"cat\":\"%s\",\"args\":{\"bytes\":%zu}}", r->kind == DB_REC_KERNEL ? "kernel" : "transfer",
                 r->bytes);
         first = 0;

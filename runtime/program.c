@@ -31,23 +31,6 @@ static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 static char cache_path[4096];
 static int cache_enabled;
 
-static int mkdir_p(const char *path)
-{
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-        return -1;
-    return 0;
-}
-
 static void cache_init(void)
 {
     const char *dir = getenv("DOCBIN_CACHE_DIR");
@@ -65,7 +48,7 @@ static void cache_init(void)
         else
             return;
     }
-    if (mkdir_p(cache_path) != 0 || access(cache_path, W_OK) != 0) {
+    if (db_mkdir_p(cache_path) != 0 || access(cache_path, W_OK) != 0) {
         db_warn("kernel binary cache disabled: cannot use directory %s (%s); "
                 "set DOCBIN_CACHE_DIR to a writable directory or to 'off'",
                 cache_path, strerror(errno));

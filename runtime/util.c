@@ -164,6 +164,83 @@ db_status db_write_file_atomic(const char *path, const void *a, size_t na, const
     return db_atomic_commit(&af);
 }
 
+int db_mkdir_p(const char *path)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+        return -1;
+    struct stat st;
+    if (stat(tmp, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
+/* Length of the valid UTF-8 sequence at `s`, or 0 when it is not one
+** (overlong forms, surrogates and values above U+10FFFF are not). */
+static int utf8_length(const unsigned char *s)
+{
+    int n;
+    unsigned int c = s[0], min;
+    if (c < 0x80)
+        return 1;
+    if ((c & 0xe0) == 0xc0) {
+        n = 2; c &= 0x1f; min = 0x80;
+    } else if ((c & 0xf0) == 0xe0) {
+        n = 3; c &= 0x0f; min = 0x800;
+    } else if ((c & 0xf8) == 0xf0) {
+        n = 4; c &= 0x07; min = 0x10000;
+    } else {
+        return 0;
+    }
+    for (int i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        c = (c << 6) | (s[i] & 0x3f);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+        return 0;
+    return n;
+}
+
+void db_json_string(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    fputc('"', f);
+    while (*p) {
+        if (*p == '"' || *p == '\\') {
+            fprintf(f, "\\%c", *p++);
+        } else if (*p < 0x20 || *p == 0x7f) {
+            fprintf(f, "\\u%04x", *p++);
+        } else {
+            int n = utf8_length(p);
+            if (n == 0) {
+                fputs("\\ufffd", f);
+                p++;
+            } else {
+                fwrite(p, 1, (size_t)n, f);
+                p += n;
+            }
+        }
+    }
+    fputc('"', f);
+}
+
 uint64_t db_now_ns(void)
 {
     struct timespec ts;

@@ -35,6 +35,15 @@ void db_atomic_abort(db_atomic_file *af);
 /* Writes a + b to `path` atomically. */
 db_status db_write_file_atomic(const char *path, const void *a, size_t na, const void *b, size_t nb);
 
+/* Creates directory `path` and its missing parents (mode 0777 less the umask);
+** 0, or -1 with errno set. An existing directory is fine. */
+int db_mkdir_p(const char *path);
+
+/* Writes `s` as a JSON string literal: quotes, backslashes and control bytes
+** escaped, and bytes that are not valid UTF-8 (file names may hold any byte)
+** replaced by U+FFFD, so that every line stays parseable JSON. */
+void db_json_string(FILE *f, const char *s);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t db_now_ns(void);
 

@@ -2,11 +2,14 @@
 ** docbin-run — binarize a document image with one algorithm under one map.
 ** Argument parsing and calls into libdocbin; no algorithm code lives here.
 */
+#include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include "runtime/docbin.h"
 
 /* Exit codes (db_exit_status), documented in --help and README.md. */
@@ -18,6 +21,7 @@ enum exit_code {
 static const char usage_text[] =
     "usage: docbin-run --algo NAME [options] INPUT -o OUTPUT\n"
     "       docbin-run --algo NAME [options] --sample -o OUTPUT\n"
+    "       docbin-run --algo NAME [options] --out-dir DIR INPUT|@LIST|DIRECTORY...\n"
     "       docbin-run --list-algos | --list-devices | --write-sample FILE | --help | --version\n"
     "\n"
     "Binarizes a document image (PNG or PNM; ink = black), or halftones a picture (dbs),\n"
@@ -44,13 +48,35 @@ static const char usage_text[] =
     "      --list-algos        stages, roles, parameters, defaults and variants of each algorithm\n"
     "      --list-devices      OpenCL devices (like clinfo -l) and the roles bound to them\n"
     "\n"
+    "Batch (many inputs; each output is DIR/<input name without extension>.<format>):\n"
+    "      --out-dir DIR       write the outputs here (created if missing); needed for several inputs\n"
+    "                          INPUT: an image; @LIST: a file of paths, one per line (# comments,\n"
+    "                          blank lines skipped; relative to the current directory); DIRECTORY:\n"
+    "                          its .png/.pnm/.pgm/.ppm/.pbm files sorted by name, not recursive\n"
+    "      --format F          png (default), pnm, pgm (8-bit) or pbm (1-bit)\n"
+    "      --shard K/N         take only inputs i (0-based, in the order above) with i % N == K-1;\n"
+    "                          the N shards are disjoint and cover all (Slurm arrays, GNU parallel)\n"
+    "      --skip-existing     skip an input whose output exists (outputs are written atomically,\n"
+    "                          so an existing one is complete); reruns finish an interrupted batch\n"
+    "      --in-flight N       images on the devices at once (default 2 per device lane): stages of\n"
+    "                          consecutive images overlap on different devices\n"
+    "      --threads N         decoding and encoding threads (default: the online CPUs)\n"
+    "      --gpu-device all    one device lane per OpenCL GPU; images spread over them\n"
+    "      --log-json FILE     one JSON object per image and line (- for stdout): input, output,\n"
+    "                          map, status ok/failed/skipped, error, per-stage ms, wall ms\n"
+    "      --codec-only        no device: decode, threshold at 128 (gray) on the host, encode; a\n"
+    "                          measuring aid, the codec bound of batch throughput\n"
+    "      A progress line is shown on stderr when it is a terminal. A failed image is reported\n"
+    "      (\"docbin-run: FILE: reason\"), leaves no output, and the others still finish.\n"
+    "\n"
     "Environment: DOCBIN_CPU_DEVICE, DOCBIN_GPU_DEVICE, DOCBIN_MAP, DOCBIN_CACHE_DIR (kernel\n"
     "binaries; 'off' disables), DOCBIN_KERNEL_DIR (load cl/*.cl from disk), POCL_CPU_MAX_CU_COUNT\n"
     "(PoCL >= 4; POCL_MAX_PTHREAD_COUNT before), POCL_CACHE_DIR, CUDA_VISIBLE_DEVICES.\n"
     "\n"
     "Exit status: 0 success; 1 an input could not be read or the output written;\n"
     "2 bad arguments (option, algorithm, parameter, variant, map); 3 no device for a\n"
-    "mapped role, or an OpenCL failure. On failure no output file is created.\n";
+    "mapped role, or an OpenCL failure. On failure no output file is created.\n"
+    "In a batch, the status is that of the worst failed image (3 over 1), 0 if none failed.\n";
 
 static int fail(db_status st)
 {
@@ -68,6 +94,75 @@ enum long_only {
     OPT_VARIANT = 256, OPT_GRAY, OPT_DEPTH, OPT_SAMPLE, OPT_WRITE_SAMPLE, OPT_CPU_DEVICE, OPT_GPU_DEVICE,
     OPT_PROFILE, OPT_TRACE, OPT_LIST_ALGOS, OPT_LIST_DEVICES, OPT_VERSION, OPT_REPEAT, OPT_SAMPLE_SIZE
 };
+
+/* The batch form's options (a range of their own). */
+enum batch_only {
+    OPT_OUT_DIR = 512, OPT_FORMAT, OPT_SHARD, OPT_SKIP_EXISTING, OPT_IN_FLIGHT, OPT_THREADS, OPT_LOG_JSON,
+    OPT_CODEC_ONLY
+};
+
+/* The batch options, which only the batch form takes. */
+typedef struct batch_args {
+    const char *out_dir, *format, *log_json;
+    int shard_k, shard_n, in_flight, threads;
+    bool skip_existing, codec_only;
+} batch_args;
+
+/* Parses a count for `option` from 1 to `max`; 0 on error. */
+static int parse_count(const char *text, int max)
+{
+    char *end;
+    long n = strtol(text, &end, 10);
+    return *end || end == text || n < 1 || n > max ? 0 : (int)n;
+}
+
+/* Runs the batch form: lists, names and shards the inputs, then hands them to
+** the library's batch engine. Everything is checked before any image is read. */
+static int run_batch(const batch_args *ba, char **args, int n_args, const db_algo *algo, const db_map *map,
+                     const db_job *job, int depth, const char *cpu_spec, const char *gpu_spec)
+{
+    const char *ext = ba->format ? ba->format : "png";
+    int bits = !strcmp(ext, "pgm") ? 8 : !strcmp(ext, "pbm") ? 1 : depth;
+    if (!strcmp(ext, "pbm") && depth == 8)
+        return usage_error("--format pbm holds 1-bit images; drop --depth 8 or use --format pgm");
+    db_batch_list list = {0};
+    db_status st = DB_OK;
+    for (int i = 0; i < n_args && st == DB_OK; i++)
+        st = db_batch_list_add(&list, args[i]);
+    if (st == DB_OK && list.n == 0) {
+        db_batch_list_free(&list);
+        return usage_error("no input images found (a directory gives its .png, .pnm, .pgm, .ppm and .pbm "
+                           "files; a list file one path per line)");
+    }
+    if (st == DB_OK)
+        st = db_batch_list_name_outputs(&list, ba->out_dir, ext);
+    if (st == DB_OK && ba->shard_n)
+        st = db_batch_list_shard(&list, ba->shard_k, ba->shard_n);
+    if (st != DB_OK) {
+        db_batch_list_free(&list);
+        return fail(st);
+    }
+    FILE *log = NULL;
+    if (ba->log_json && !(log = strcmp(ba->log_json, "-") ? fopen(ba->log_json, "w") : stdout)) {
+        st = db_fail(DB_ERR_IO, "cannot write the log %s: %s", ba->log_json, strerror(errno));
+        db_batch_list_free(&list);
+        return fail(st);
+    }
+    db_batch_options opt = {
+        .algo = algo, .map = map, .job = job, .cpu_spec = cpu_spec, .gpu_spec = gpu_spec,
+        .in_flight = ba->in_flight, .threads = ba->threads, .bits = bits,
+        .skip_existing = ba->skip_existing, .codec_only = ba->codec_only, .stage_times = log != NULL,
+        .prog = "docbin-run", .errors = stderr, .log_json = log,
+        .progress = isatty(STDERR_FILENO) ? stderr : NULL,
+    };
+    db_batch_summary sum;
+    st = db_batch_run(&opt, &list, &sum);
+    db_batch_list_free(&list);
+    int code = st != DB_OK ? fail(st) : db_exit_status(sum.worst);
+    if (log && log != stdout && fclose(log) != 0 && code == EXIT_OK)
+        code = fail(db_fail(DB_ERR_IO, "cannot write the log %s: %s", ba->log_json, strerror(errno)));
+    return code;
+}
 
 #define MAX_SETTINGS 32
 
@@ -93,6 +188,14 @@ int main(int argc, char **argv)
         {"version", no_argument, NULL, OPT_VERSION},
         {"repeat", required_argument, NULL, OPT_REPEAT},
         {"sample-size", required_argument, NULL, OPT_SAMPLE_SIZE},
+        {"out-dir", required_argument, NULL, OPT_OUT_DIR},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"shard", required_argument, NULL, OPT_SHARD},
+        {"skip-existing", no_argument, NULL, OPT_SKIP_EXISTING},
+        {"in-flight", required_argument, NULL, OPT_IN_FLIGHT},
+        {"threads", required_argument, NULL, OPT_THREADS},
+        {"log-json", required_argument, NULL, OPT_LOG_JSON},
+        {"codec-only", no_argument, NULL, OPT_CODEC_ONLY},
         {NULL, 0, NULL, 0},
     };
     const char *algo_name = NULL, *map_text = getenv("DOCBIN_MAP"), *output = NULL, *variant = NULL;
@@ -101,6 +204,7 @@ int main(int argc, char **argv)
     int n_settings = 0, depth = 1, sample = 0, profile = 0, list_algos = 0, list_devices = 0, repeat = 1;
     int sample_w = 1240, sample_h = 1754; /* A4 at 150 dpi */
     db_gray_rule gray = DB_GRAY_BT601;
+    batch_args batch = {0};
 
     opterr = 0;
     int c;
@@ -150,6 +254,30 @@ int main(int argc, char **argv)
             if (sscanf(optarg, "%dx%d", &sample_w, &sample_h) != 2 || sample_w < 1 || sample_h < 1)
                 return usage_error("--sample-size takes WIDTHxHEIGHT, e.g. 2516x3272 (A4 at 300 dpi)");
             break;
+        case OPT_OUT_DIR: batch.out_dir = optarg; break;
+        case OPT_FORMAT:
+            if (strcmp(optarg, "png") && strcmp(optarg, "pnm") && strcmp(optarg, "pgm") && strcmp(optarg, "pbm"))
+                return usage_error("--format takes png, pnm, pgm or pbm");
+            batch.format = optarg;
+            break;
+        case OPT_SHARD: {
+            char extra;
+            if (sscanf(optarg, "%d/%d%c", &batch.shard_k, &batch.shard_n, &extra) != 2 || batch.shard_n < 1 ||
+                batch.shard_k < 1 || batch.shard_k > batch.shard_n)
+                return usage_error("--shard takes K/N with 1 <= K <= N, e.g. --shard 3/8");
+            break;
+        }
+        case OPT_SKIP_EXISTING: batch.skip_existing = true; break;
+        case OPT_IN_FLIGHT:
+            if (!(batch.in_flight = parse_count(optarg, 1024)))
+                return usage_error("--in-flight takes a count from 1 to 1024");
+            break;
+        case OPT_THREADS:
+            if (!(batch.threads = parse_count(optarg, 4096)))
+                return usage_error("--threads takes a count from 1 to 4096");
+            break;
+        case OPT_LOG_JSON: batch.log_json = optarg; break;
+        case OPT_CODEC_ONLY: batch.codec_only = true; break;
         case ':': {
             char msg[128];
             snprintf(msg, sizeof msg, "option %s needs a value", argv[optind - 1]);
@@ -190,16 +318,35 @@ int main(int argc, char **argv)
 
     /* Everything about the request is checked before any device or file is touched. */
     const char *input = optind < argc ? argv[optind] : NULL;
-    if (!algo_name)
+    bool batch_form = batch.out_dir != NULL;
+    if (!batch_form && (batch.format || batch.shard_n || batch.skip_existing || batch.in_flight ||
+                        batch.threads || batch.log_json || batch.codec_only))
+        return usage_error("--format, --shard, --skip-existing, --in-flight, --threads, --log-json and "
+                           "--codec-only belong to the batch form; give --out-dir DIR");
+    if (batch_form && (output || sample || profile || trace || repeat > 1))
+        return usage_error("--out-dir runs a batch; -o, --sample, --profile, --trace and --repeat are for "
+                           "one image");
+    if (batch_form && !input)
+        return usage_error("no inputs given: name images, @LIST files or directories");
+    if (!batch_form && gpu_spec && !strcmp(gpu_spec, "all"))
+        return usage_error("--gpu-device all spreads a batch over the GPUs; give --out-dir DIR");
+    if (!algo_name && !batch.codec_only)
         return usage_error("--algo is required");
-    if (optind + 1 < argc)
-        return usage_error("more than one input given; docbin-run takes one INPUT and -o OUTPUT");
+    if (!batch_form && optind + 1 < argc)
+        return usage_error("more than one input given; several inputs need --out-dir DIR "
+                           "(one INPUT takes -o OUTPUT)");
+    if (!batch_form && input && input[0] == '@')
+        return usage_error("a list of inputs needs --out-dir DIR");
     if (!input && !sample)
         return usage_error("no input image given (or use --sample for the built-in page)");
     if (input && sample)
         return usage_error("give either an INPUT or --sample, not both");
-    if (!output)
+    if (!output && !batch_form)
         return usage_error("no output given; use -o OUTPUT");
+    if (batch.codec_only && !algo_name) {
+        db_job gray_only = {.gray = gray};
+        return run_batch(&batch, argv + optind, argc - optind, NULL, NULL, &gray_only, depth, cpu_spec, gpu_spec);
+    }
     const db_algo *algo = db_algo_find(algo_name);
     if (!algo)
         return fail(db_error_status());
@@ -225,6 +372,8 @@ int main(int argc, char **argv)
     db_status st = db_map_parse(algo, map_text && map_text[0] ? map_text : "gpu", &map);
     if (st != DB_OK)
         return fail(st);
+    if (batch_form)
+        return run_batch(&batch, argv + optind, argc - optind, algo, &map, &job, depth, cpu_spec, gpu_spec);
 
     if ((st = db_context_open(cpu_spec, gpu_spec, &ctx)) != DB_OK)
         return fail(st);

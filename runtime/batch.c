@@ -1,0 +1,557 @@
+/*
+** batch.c — the batch engine: codec threads and device lanes joined by
+** bounded queues.
+**
+** An image moves decode -> ready queue -> a lane's db_run -> done queue ->
+** encode. At most `limit` images are held in memory at once (decoded and not
+** yet written): in_flight on the devices plus two per codec thread waiting on
+** either side, so memory stays bounded however fast one side is. Codec threads
+** prefer encoding to decoding, which frees memory and finishes outputs first.
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "runtime/batch.h"
+#include "runtime/sched.h"
+#include "runtime/util.h"
+#include "planner/map.h"
+
+/* One image on its way through the batch. */
+typedef struct slot {
+    struct slot *next;
+    db_image *in, *out;
+    uint64_t t0;
+    db_batch_result r;
+} slot;
+
+typedef struct batch {
+    const db_batch_options *opt;
+    const db_batch_list *list;
+    int bits;
+    char map_text[96];
+
+    pthread_mutex_t lock;     /* the queues and counters below */
+    pthread_cond_t codec_cv;  /* codec threads: something to encode, room to decode, or the end */
+    pthread_cond_t lane_cv;   /* lanes: something to run, or no more to come */
+    int next;                 /* the next input to claim */
+    int live, limit;          /* images in memory, and the bound */
+    int decoding;             /* decodes under way (their images may still join the ready queue) */
+    slot *ready, *ready_tail; /* decoded, waiting for a lane */
+    slot *done, *done_tail;   /* run, waiting to be encoded */
+
+    pthread_mutex_t report_lock; /* the summary and the report streams */
+    db_batch_summary *sum;
+    uint64_t start_ns, progress_ns;
+    bool progress_shown;
+} batch;
+
+typedef struct lane_arg {
+    batch *b;
+    db_context *ctx;
+    int lane;
+} lane_arg;
+
+static double ms_since(uint64_t t0)
+{
+    return (double)(db_now_ns() - t0) / 1e6;
+}
+
+static void push(slot **head, slot **tail, slot *s)
+{
+    s->next = NULL;
+    if (*tail)
+        (*tail)->next = s;
+    else
+        *head = s;
+    *tail = s;
+}
+
+static slot *pop(slot **head, slot **tail)
+{
+    slot *s = *head;
+    if (s) {
+        *head = s->next;
+        if (!*head)
+            *tail = NULL;
+    }
+    return s;
+}
+
+/* ---- Reporting ------------------------------------------------------------- */
+
+static const char *state_name(db_batch_state st)
+{
+    return st == DB_BATCH_OK ? "ok" : st == DB_BATCH_SKIPPED ? "skipped" : "failed";
+}
+
+void db_batch_result_json(const db_batch_result *r, const char *algo, const char *map, FILE *f)
+{
+    fprintf(f, "{\"index\":%d,\"input\":", r->index);
+    db_json_string(f, r->input);
+    fputs(",\"output\":", f);
+    db_json_string(f, r->output);
+    fputs(",\"algo\":", f);
+    db_json_string(f, algo ? algo : "");
+    fputs(",\"map\":", f);
+    if (map)
+        db_json_string(f, map);
+    else
+        fputs("null", f);
+    fprintf(f, ",\"status\":\"%s\",\"error\":", state_name(r->state));
+    if (r->state == DB_BATCH_FAILED)
+        db_json_string(f, r->message);
+    else
+        fputs("null", f);
+    fprintf(f, ",\"lane\":%d,\"stages\":{", r->lane);
+    int n = r->n_rows < DB_BATCH_MAX_ROWS ? r->n_rows : DB_BATCH_MAX_ROWS, first = 1;
+    for (int i = 0; i < n; i++) {
+        const db_profile_row *row = &r->rows[i];
+        if (row->kind != DB_REC_KERNEL)
+            continue;
+        fprintf(f, "%s", first ? "" : ",");
+        db_json_string(f, row->stage);
+        fprintf(f, ":{\"role\":\"%s\",\"ms\":%.3f,\"busy_ms\":%.3f}", db_role_name(row->role), row->span_ms,
+                row->busy_ms);
+        first = 0;
+    }
+    fputs("},\"transfers\":[", f);
+    first = 1;
+    for (int i = 0; i < n; i++) {
+        const db_profile_row *row = &r->rows[i];
+        if (row->kind == DB_REC_KERNEL)
+            continue;
+        fprintf(f, "%s{\"item\":", first ? "" : ",");
+        db_json_string(f, row->stage);
+        fprintf(f, ",\"to\":\"%s\",\"role\":\"%s\",\"ms\":%.3f,\"bytes\":%zu}",
+                row->kind == DB_REC_TO_DEVICE ? "device" : "host", db_role_name(row->role), row->span_ms,
+                row->bytes);
+        first = 0;
+    }
+    fprintf(f, "],\"decode_ms\":%.3f,\"run_ms\":%.3f,\"encode_ms\":%.3f,\"wall_ms\":%.3f}\n", r->decode_ms,
+            r->run_ms, r->encode_ms, r->wall_ms);
+}
+
+static void show_progress(batch *b, bool final)
+{
+    const db_batch_summary *s = b->sum;
+    uint64_t now = db_now_ns();
+    /* A terminal redrawn every image would cost more than small pages do. */
+    if (!final && now - b->progress_ns < 100000000u)
+        return;
+    b->progress_ns = now;
+    double secs = (double)(now - b->start_ns) / 1e9;
+    int done = s->ok + s->failed + s->skipped;
+    fprintf(b->opt->progress, "\r[%d/%d] %.1f pages/s, %d failed", done, s->total,
+            secs > 0 ? (s->ok + s->failed) / secs : 0.0, s->failed);
+    if (s->skipped)
+        fprintf(b->opt->progress, ", %d skipped", s->skipped);
+    fflush(b->opt->progress);
+    b->progress_shown = true;
+}
+
+/* Counts a finished image and reports it on every stream asked for. */
+static void report(batch *b, db_batch_result *r)
+{
+    const db_batch_options *opt = b->opt;
+    pthread_mutex_lock(&b->report_lock);
+    db_batch_summary *sum = b->sum;
+    if (r->state == DB_BATCH_OK)
+        sum->ok++;
+    else if (r->state == DB_BATCH_SKIPPED)
+        sum->skipped++;
+    else {
+        sum->failed++;
+        if (sum->worst == DB_OK || db_exit_status(r->status) > db_exit_status(sum->worst))
+            sum->worst = r->status;
+    }
+    if (opt->errors && r->state == DB_BATCH_FAILED) {
+        /* Messages of the readers already name the file; others get it in front. */
+        const char *prog = opt->prog ? opt->prog : "docbin";
+        if (b->progress_shown)
+            fputs("\r\033[K", opt->progress);
+        if (strstr(r->message, r->input))
+            fprintf(opt->errors, "%s: %s\n", prog, r->message);
+        else
+            fprintf(opt->errors, "%s: %s: %s\n", prog, r->input, r->message);
+        fflush(opt->errors);
+        b->progress_ns = 0;
+    }
+    if (opt->log_json) {
+        db_batch_result_json(r, opt->codec_only ? "codec-only" : opt->algo->name,
+                             opt->codec_only ? NULL : b->map_text, opt->log_json);
+        fflush(opt->log_json);
+    }
+    if (opt->on_image)
+        opt->on_image(r, opt->user);
+    if (opt->progress)
+        show_progress(b, false);
+    pthread_mutex_unlock(&b->report_lock);
+}
+
+/* Reports a finished image and frees its slot. */
+static void finish(batch *b, slot *s)
+{
+    s->r.wall_ms = ms_since(s->t0);
+    report(b, &s->r);
+    db_image_free(s->in);
+    db_image_free(s->out);
+    free(s);
+}
+
+static void fail_slot(slot *s, db_status st)
+{
+    s->r.state = DB_BATCH_FAILED;
+    s->r.status = st != DB_OK ? st : DB_ERR_IO; /* a failure must never read as success */
+    snprintf(s->r.message, sizeof s->r.message, "%s", db_error_message());
+    db_image_free(s->in);
+    db_image_free(s->out);
+    s->in = s->out = NULL;
+}
+
+/* ---- Codec threads ---------------------------------------------------------- */
+
+/* The codec-only stand-in for a run: the gray image itself (BT.601 or Qt
+** gray from colour) and the writer's fixed threshold at 128. */
+static db_image *host_gray(const db_image *in, db_gray_rule rule)
+{
+    db_image *g = db_image_new(in->width, in->height, 1);
+    if (!g)
+        return NULL;
+    for (int y = 0; y < in->height; y++) {
+        const uint8_t *p = in->data + (size_t)y * in->stride;
+        uint8_t *q = g->data + (size_t)y * g->stride;
+        for (int x = 0; x < in->width; x++, p += 3)
+            q[x] = rule == DB_GRAY_QT ? (uint8_t)((11u * p[0] + 16u * p[1] + 5u * p[2]) / 32u)
+                                      : (uint8_t)((299u * p[0] + 587u * p[1] + 114u * p[2] + 500u) / 1000u);
+    }
+    return g;
+}
+
+static void encode(batch *b, slot *s)
+{
+    uint64_t t = db_now_ns();
+    db_status st = db_image_write(s->out, s->r.output, DB_FILE_AUTO, b->bits);
+    s->r.encode_ms = ms_since(t);
+    if (st != DB_OK)
+        fail_slot(s, st);
+}
+
+/* Reads input i; returns true when the image should go on to a lane. */
+static bool decode(batch *b, slot *s)
+{
+    const db_batch_options *opt = b->opt;
+    struct stat sb;
+    if (opt->skip_existing && stat(s->r.output, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        s->r.state = DB_BATCH_SKIPPED;
+        return false;
+    }
+    uint64_t t = db_now_ns();
+    s->in = db_image_read(s->r.input);
+    s->r.decode_ms = ms_since(t);
+    if (!s->in) {
+        fail_slot(s, db_error_status());
+        return false;
+    }
+    if (!opt->codec_only)
+        return true;
+    if (s->in->channels == 1) {
+        s->out = s->in;
+        s->in = NULL;
+    } else if (!(s->out = host_gray(s->in, opt->job ? opt->job->gray : DB_GRAY_BT601))) {
+        fail_slot(s, db_error_status());
+        return false;
+    }
+    encode(b, s);
+    return false;
+}
+
+static int original_index(const db_batch_list *list, int i)
+{
+    return list->shard_n ? list->shard_k - 1 + i * list->shard_n : i;
+}
+
+static void *codec_thread(void *arg)
+{
+    batch *b = arg;
+    const db_batch_list *list = b->list;
+    pthread_mutex_lock(&b->lock);
+    for (;;) {
+        slot *s = pop(&b->done, &b->done_tail);
+        if (s) {
+            pthread_mutex_unlock(&b->lock);
+            encode(b, s);
+            finish(b, s);
+            pthread_mutex_lock(&b->lock);
+            b->live--;
+            pthread_cond_broadcast(&b->codec_cv);
+            continue;
+        }
+        if (b->next < list->n && b->live < b->limit) {
+            int i = b->next++;
+            b->live++;
+            b->decoding++;
+            pthread_mutex_unlock(&b->lock);
+            s = calloc(1, sizeof *s);
+            bool to_lane = false;
+            if (s) {
+                s->t0 = db_now_ns();
+                s->r.index = original_index(list, i);
+                s->r.input = list->inputs[i];
+                s->r.output = list->outputs[i];
+                s->r.lane = -1;
+                to_lane = decode(b, s);
+                if (!to_lane)
+                    finish(b, s);
+            } else {
+                /* No memory for even the bookkeeping: the image fails, the batch goes on. */
+                static _Thread_local db_batch_result r;
+                r = (db_batch_result){.index = original_index(list, i), .input = list->inputs[i],
+                                      .output = list->outputs[i], .lane = -1, .state = DB_BATCH_FAILED,
+                                      .status = DB_ERR_NOMEM};
+                snprintf(r.message, sizeof r.message, "out of memory");
+                report(b, &r);
+            }
+            pthread_mutex_lock(&b->lock);
+            b->decoding--;
+            if (to_lane) {
+                push(&b->ready, &b->ready_tail, s);
+            } else {
+                b->live--;
+                pthread_cond_broadcast(&b->codec_cv);
+            }
+            pthread_cond_broadcast(&b->lane_cv);
+            continue;
+        }
+        if (b->next >= list->n && b->live == 0)
+            break;
+        pthread_cond_wait(&b->codec_cv, &b->lock);
+    }
+    pthread_cond_broadcast(&b->codec_cv);
+    pthread_mutex_unlock(&b->lock);
+    return NULL;
+}
+
+/* ---- Device lanes ------------------------------------------------------------- */
+
+static void run_slot(batch *b, lane_arg *lane, slot *s)
+{
+    const db_batch_options *opt = b->opt;
+    db_profile *prof = opt->stage_times ? db_profile_new() : NULL;
+    db_report report = {0};
+    uint64_t t = db_now_ns();
+    s->r.lane = lane->lane;
+    db_status st = db_run(lane->ctx, opt->algo, opt->map, opt->job, s->in, &s->out, &report, prof);
+    s->r.run_ms = ms_since(t);
+    if (st != DB_OK) {
+        fail_slot(s, st);
+    } else {
+        db_image_free(s->in);
+        s->in = NULL;
+        if (prof) {
+            int n = db_profile_run_rows(prof, 0, s->r.rows, DB_BATCH_MAX_ROWS);
+            s->r.n_rows = n < DB_BATCH_MAX_ROWS ? n : DB_BATCH_MAX_ROWS;
+        }
+        for (int i = 0; i < report.n; i++)
+            if (report.fields[i].if_zero && report.values[i] == 0 && opt->errors) {
+                pthread_mutex_lock(&b->report_lock);
+                if (b->progress_shown)
+                    fputs("\r\033[K", opt->progress);
+                fprintf(opt->errors, "%s: warning: %s: %s\n", opt->prog ? opt->prog : "docbin", s->r.input,
+                        report.fields[i].if_zero);
+                b->progress_ns = 0;
+                pthread_mutex_unlock(&b->report_lock);
+            }
+    }
+    db_profile_free(prof);
+}
+
+static void *lane_thread(void *arg)
+{
+    lane_arg *lane = arg;
+    batch *b = lane->b;
+    pthread_mutex_lock(&b->lock);
+    for (;;) {
+        slot *s = pop(&b->ready, &b->ready_tail);
+        if (s) {
+            pthread_mutex_unlock(&b->lock);
+            run_slot(b, lane, s);
+            if (s->r.state == DB_BATCH_FAILED)
+                finish(b, s);
+            pthread_mutex_lock(&b->lock);
+            if (s->r.state == DB_BATCH_FAILED)
+                b->live--;
+            else
+                push(&b->done, &b->done_tail, s);
+            pthread_cond_broadcast(&b->codec_cv);
+            continue;
+        }
+        if (b->next >= b->list->n && b->decoding == 0)
+            break;
+        pthread_cond_wait(&b->lane_cv, &b->lock);
+    }
+    pthread_mutex_unlock(&b->lock);
+    return NULL;
+}
+
+/* ---- Setting up ------------------------------------------------------------------- */
+
+#define MAX_LANES 64
+
+/* The gpu specs of the device lanes: one per GPU for "all", else the one given. */
+static db_status lane_specs(const char *gpu_spec, char specs[][16], int *n)
+{
+    *n = 0;
+    db_device_info *devs = NULL;
+    int n_devs = 0;
+    db_status st = db_device_list(&devs, &n_devs);
+    if (st != DB_OK)
+        return st;
+    for (int i = 0; i < n_devs && *n < MAX_LANES; i++)
+        if (devs[i].type & CL_DEVICE_TYPE_GPU)
+            snprintf(specs[(*n)++], 16, "%d:%d", devs[i].platform_index, devs[i].device_index);
+    free(devs);
+    if (*n == 0)
+        return db_fail(DB_ERR_DEVICE, "--gpu-device %s: this machine has no OpenCL GPU device (%d OpenCL "
+                       "device%s, none of type GPU; see docbin-run --list-devices); bind the gpu role to "
+                       "one device with --gpu-device, or run the map cpu", gpu_spec, n_devs,
+                       n_devs == 1 ? "" : "s");
+    return DB_OK;
+}
+
+static db_status open_lane(const db_batch_options *opt, const char *gpu_spec, db_context **ctx)
+{
+    db_status st = db_context_open(opt->cpu_spec, gpu_spec, ctx);
+    if (st != DB_OK)
+        return st;
+    for (int s = 0; s < opt->map->n; s++)
+        if (!db_context_device(*ctx, opt->map->role[s])) {
+            st = db_fail(DB_ERR_DEVICE, "stage %s is mapped to %s, but %s", opt->algo->stages[s].name,
+                         db_role_name(opt->map->role[s]), db_error_message());
+            db_context_close(*ctx);
+            *ctx = NULL;
+            return st;
+        }
+    return DB_OK;
+}
+
+db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, db_batch_summary *sum)
+{
+    memset(sum, 0, sizeof *sum);
+    sum->total = list->n;
+    if (!list->outputs && list->n)
+        return db_fail(DB_ERR_USAGE, "db_batch_run: the outputs are not named (db_batch_list_name_outputs)");
+    if (!opt->codec_only && (!opt->algo || !opt->map || !opt->job))
+        return db_fail(DB_ERR_USAGE, "db_batch_run: an algorithm, a map and a job are required");
+    if (opt->in_flight < 0 || opt->threads < 0)
+        return db_fail(DB_ERR_USAGE, "db_batch_run: in_flight and threads must be >= 0");
+    int bits = opt->bits ? opt->bits : 1;
+    if (bits != 1 && bits != 8)
+        return db_fail(DB_ERR_USAGE, "db_batch_run: %d bits per pixel; give 1 or 8", bits);
+
+    batch b = {.opt = opt, .list = list, .bits = bits, .sum = sum};
+    if (!opt->codec_only)
+        db_map_format(opt->map, b.map_text, sizeof b.map_text);
+
+    /* Lanes and their contexts first: a device or map problem stops the batch
+    ** before any file is read or written. */
+    char specs[MAX_LANES][16];
+    int n_lanes = 0, n_runners = 0;
+    db_context **ctxs = NULL;
+    db_status st = DB_OK;
+    if (!opt->codec_only) {
+        bool all = opt->gpu_spec && !strcmp(opt->gpu_spec, "all");
+        if (all && (st = lane_specs(opt->gpu_spec, specs, &n_lanes)) != DB_OK)
+            return st;
+        if (!all)
+            n_lanes = 1;
+        n_runners = opt->in_flight ? opt->in_flight : 2 * n_lanes;
+        sum->in_flight = n_runners;
+        if (n_runners > n_lanes * 64)
+            return db_fail(DB_ERR_USAGE, "--in-flight %d: at most 64 images per device lane", n_runners);
+        /* A lane per image at most; one even for an empty shard, so that device
+        ** problems show up the same in every shard. */
+        if (n_runners > list->n)
+            n_runners = list->n > 0 ? list->n : 1;
+        ctxs = calloc((size_t)n_runners, sizeof *ctxs);
+        if (!ctxs)
+            return db_fail(DB_ERR_NOMEM, "out of memory opening %d device lanes", n_runners);
+        for (int r = 0; r < n_runners && st == DB_OK; r++)
+            st = open_lane(opt, all ? specs[r % n_lanes] : opt->gpu_spec, &ctxs[r]);
+        if (st != DB_OK) {
+            for (int r = 0; r < n_runners; r++)
+                db_context_close(ctxs[r]);
+            free(ctxs);
+            return st;
+        }
+        sum->lanes = n_lanes;
+    }
+    if (list->out_dir && db_mkdir_p(list->out_dir) != 0) {
+        st = db_fail(DB_ERR_IO, "cannot create the output directory %s: %s", list->out_dir, strerror(errno));
+        for (int r = 0; r < n_runners; r++)
+            db_context_close(ctxs[r]);
+        free(ctxs);
+        return st;
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int n_codec = opt->threads ? opt->threads : (int)(cpus > 0 ? cpus : 1);
+    sum->threads = n_codec;
+    if (n_codec > list->n)
+        n_codec = list->n > 0 ? list->n : 1;
+    b.limit = n_runners + 2 * n_codec;
+
+    pthread_mutex_init(&b.lock, NULL);
+    pthread_mutex_init(&b.report_lock, NULL);
+    pthread_cond_init(&b.codec_cv, NULL);
+    pthread_cond_init(&b.lane_cv, NULL);
+    b.start_ns = db_now_ns();
+    pthread_t *tids = calloc((size_t)(n_codec + n_runners), sizeof *tids);
+    lane_arg *lanes = calloc(n_runners ? (size_t)n_runners : 1, sizeof *lanes);
+    int started = 0;
+    if (!tids || !lanes) {
+        st = db_fail(DB_ERR_NOMEM, "out of memory starting the batch threads");
+    } else {
+        int err = 0;
+        for (int r = 0; r < n_runners && !err; r++) {
+            lanes[r] = (lane_arg){.b = &b, .ctx = ctxs[r], .lane = r % n_lanes};
+            if (!(err = pthread_create(&tids[started], NULL, lane_thread, &lanes[r])))
+                started++;
+        }
+        int lanes_started = started;
+        for (int t = 0; t < n_codec && !err; t++)
+            if (!(err = pthread_create(&tids[started], NULL, codec_thread, &b)))
+                started++;
+        if (started != n_codec + n_runners) {
+            /* Whatever started finishes the batch, more slowly; with no codec
+            ** thread at all, nothing would: stop the lanes and report. */
+            if (started == lanes_started) {
+                pthread_mutex_lock(&b.lock);
+                b.next = list->n;
+                pthread_cond_broadcast(&b.lane_cv);
+                pthread_mutex_unlock(&b.lock);
+                st = db_fail(DB_ERR_NOMEM, "cannot start the batch's threads: %s; lower --in-flight or "
+                             "--threads", strerror(err));
+            }
+        }
+    }
+    for (int t = 0; t < started; t++)
+        pthread_join(tids[t], NULL);
+    if (opt->progress && b.progress_shown) {
+        show_progress(&b, true);
+        fputc('\n', opt->progress);
+    }
+    sum->wall_s = (double)(db_now_ns() - b.start_ns) / 1e9;
+    free(tids);
+    free(lanes);
+    for (int r = 0; r < n_runners; r++)
+        db_context_close(ctxs[r]);
+    free(ctxs);
+    pthread_cond_destroy(&b.lane_cv);
+    pthread_cond_destroy(&b.codec_cv);
+    pthread_mutex_destroy(&b.report_lock);
+    pthread_mutex_destroy(&b.lock);
+    return st;
+}

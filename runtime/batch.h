@@ -1,0 +1,146 @@
+/*
+** batch.h — many pages through one algorithm and map: input lists, output
+** names, shards, and the pipelined batch engine.
+**
+** Users binarize millions of pages, usually as Slurm array tasks or GNU
+** parallel jobs, so a batch is shardable and idempotent: inputs are numbered in
+** a deterministic order, every output name derives from its input's name and is
+** written atomically, and a rerun can skip the outputs that already exist.
+**
+** The engine keeps a bounded number of images in flight: codec threads decode
+** inputs ahead and encode results, and device lanes run the graph. Each lane is
+** a thread with its own db_context (its own cl_contexts and queues) on the
+** chosen devices, so the clFinish that ends one lane's run never waits for
+** another lane's work, and stages of consecutive images overlap on different
+** devices (image k's graph cut on the cpu role while image k+1's Laplacian runs
+** on the gpu role). A failed image is reported and leaves no output; the others
+** still finish.
+*/
+#ifndef DB_BATCH_H
+#define DB_BATCH_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "runtime/device.h"
+#include "runtime/image.h"
+#include "runtime/profile.h"
+#include "runtime/stage.h"
+
+/* ---- Input lists and output names ---------------------------------------- */
+
+/* The inputs of a batch and, once named, their outputs; index i is input i. */
+typedef struct db_batch_list {
+    char **inputs;
+    char **outputs;  /* NULL until db_batch_list_name_outputs() */
+    char *out_dir;   /* where they go, likewise */
+    int n, cap;
+    int shard_k, shard_n; /* after db_batch_list_shard(): entry j was input (k-1) + j*n of the whole list */
+} db_batch_list;
+
+/* Adds the inputs one command-line argument stands for, in a fixed order:
+**   "@FILE"   the paths listed in FILE, one per line, in file order; blank
+**             lines and lines starting with '#' are skipped; relative paths
+**             are relative to the current directory, not to FILE;
+**   a directory  its files named *.png, *.pnm, *.pgm, *.ppm, *.pbm (any case),
+**             sorted by name in byte order, not recursive; names starting with
+**             '.' are skipped (hidden files, and the temporary files of
+**             interrupted atomic writes);
+**   anything else  one input, taken as given (a missing file fails when it is
+**             read, like any unreadable input, without stopping the batch). */
+db_status db_batch_list_add(db_batch_list *list, const char *arg);
+
+/* Names every output: OUT_DIR/<input basename without extension>.<ext>
+** (db_batch_run creates OUT_DIR and its parents if missing). Two inputs that
+** would write the same output are a usage error naming both, and so is an
+** output that would overwrite its own input. The checks cover the whole list,
+** before sharding, so that every shard agrees. */
+db_status db_batch_list_name_outputs(db_batch_list *list, const char *out_dir, const char *ext);
+
+/* Keeps the inputs whose index i (0-based, in list order) satisfies
+** i % n == k - 1, for 1 <= k <= n: shards 1..n of one list are disjoint and
+** cover it, so N independent processes (a Slurm job array, GNU parallel) can
+** share a batch with no coordination. */
+db_status db_batch_list_shard(db_batch_list *list, int k, int n);
+
+/* Frees the names; the list is empty and reusable afterwards. */
+void db_batch_list_free(db_batch_list *list);
+
+/* ---- The engine ------------------------------------------------------------ */
+
+/* What became of one image. */
+typedef enum db_batch_state {
+    DB_BATCH_OK = 0,
+    DB_BATCH_FAILED,   /* unreadable input, failed run or failed write: no output */
+    DB_BATCH_SKIPPED   /* --skip-existing and the output was already there */
+} db_batch_state;
+
+/* Stage rows kept per image for the log (a graph has at most 8 stages). */
+#define DB_BATCH_MAX_ROWS 24
+
+/* One finished image, handed to the report (log line, progress, callback). */
+typedef struct db_batch_result {
+    int index;              /* position in the whole list, before sharding */
+    const char *input;
+    const char *output;
+    db_batch_state state;
+    db_status status;       /* DB_OK unless failed */
+    char message[2048];     /* the error message when failed */
+    int lane;               /* the device lane that ran it; -1 if none did */
+    double decode_ms, run_ms, encode_ms; /* each step alone */
+    double wall_ms;         /* from claiming the input to the output in place, queues included */
+    int n_rows;             /* per-stage and per-copy device times, with profiling */
+    db_profile_row rows[DB_BATCH_MAX_ROWS];
+} db_batch_result;
+
+/* Called once per image, from whichever thread finished it, never two at once. */
+typedef void (*db_batch_callback)(const db_batch_result *result, void *user);
+
+/* What a batch runs and how much of it at once. Zero means the default. */
+typedef struct db_batch_options {
+    const db_algo *algo;
+    const db_map *map;
+    const db_job *job;
+    const char *cpu_spec;   /* as db_context_open(); NULL: environment, then default */
+    const char *gpu_spec;   /* likewise; "all": one device lane per OpenCL GPU device */
+    int in_flight;          /* images on the devices at once, over all lanes (0: 2 per lane) */
+    int threads;            /* decoding and encoding threads (0: the online CPUs) */
+    int bits;               /* output bits per pixel, 1 or 8 (0: 1) */
+    bool skip_existing;     /* an existing output is complete (atomic writes): skip its input */
+    bool codec_only;        /* decode, threshold at 128 on the host, encode: no device at all */
+    bool stage_times;       /* profile every run for the result's rows (the JSON log needs them) */
+    const char *prog;       /* prefix of error lines, e.g. "docbin-run" */
+    FILE *errors;           /* one line per failed image (NULL: none) */
+    FILE *log_json;         /* one JSON object per image and line (NULL: none) */
+    FILE *progress;         /* a "\r[done/total] pages/s, failed" line, for a terminal (NULL: none) */
+    db_batch_callback on_image; /* NULL: none */
+    void *user;
+} db_batch_options;
+
+/* The whole batch's outcome. */
+typedef struct db_batch_summary {
+    int total, ok, failed, skipped;
+    db_status worst;        /* the failure with the highest db_exit_status (DB_OK: none failed) */
+    int lanes;              /* device lanes used (0 with codec_only) */
+    int in_flight, threads; /* the values used after defaults */
+    double wall_s;
+} db_batch_summary;
+
+/* Runs every image of `list` (named outputs required). Devices are bound and
+** the map checked against them before any file is touched, then the output
+** directory is made; a failure there is the return value. Once images run, the return is DB_OK and per-image failures
+** are counted in `summary` (worst status included) and reported as they happen. */
+db_status db_batch_run(const db_batch_options *options, const db_batch_list *list,
+                       db_batch_summary *summary);
+
+/* The default device lanes' GPU specs for `gpu_spec`: "all" gives one "P:D"
+** per OpenCL GPU device (an error when there is none: no silent fallback to the
+** CPU), anything else one lane with that spec. `specs` holds up to `max`
+** strings of 16 bytes; returns the count through *n. */
+db_status db_batch_lanes(const char *gpu_spec, char (*specs)[16], int max, int *n);
+
+/* Writes `r` as one JSON line: input, output, map, status ("ok", "failed",
+** "skipped"), error, lane, per-stage device times (span, ms), transfers, and the
+** decode, run, encode and wall times in ms. */
+void db_batch_result_json(const db_batch_result *r, const char *algo, const char *map, FILE *f);
+
+#endif

@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""docbin-run's batch form: many inputs, output names, failures, reruns, shards, logs.
+
+Each batch output is compared with the single-image form's output for the same
+input (the single-image form is what the other tests check against plain-C
+references), and --codec-only's outputs with a threshold computed here.
+usage: test_batch.py PATH/TO/docbin-run
+"""
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import clitest
+from clitest import check, failures, png_bytes, png_decode
+
+DOCBIN = os.path.abspath(sys.argv[1])
+
+
+def run(args, cwd=None, env_drop=()):
+    env = {k: v for k, v in os.environ.items() if k not in env_drop}
+    p = subprocess.run([DOCBIN] + args, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def page(w, h, seed, rgb=False):
+    """A small page: light uneven paper, dark strokes; different for every seed."""
+    rnd = random.Random(seed)
+    strokes = [(rnd.randrange(h), rnd.randrange(w), rnd.randrange(8, 40)) for _ in range(12)]
+    rows = []
+    for y in range(h):
+        row = [min(255, 170 + (x * 3 + y * 2 + seed * 7) % 60 + rnd.randrange(20)) for x in range(w)]
+        for sy, sx, length in strokes:
+            if sy <= y < sy + 3:
+                for x in range(sx, min(w, sx + length)):
+                    row[x] = 30 + rnd.randrange(40)
+        rows.append(row)
+    if rgb:
+        return png_bytes(w, h, [bytes(c for v in r for c in (v, max(0, v - 20), min(255, v + 10))) for r in rows],
+                         color_type=2), rows
+    return png_bytes(w, h, [bytes(r) for r in rows]), rows
+
+
+def make_inputs(d, names, seed0=0):
+    """Writes one distinct page per name (sizes differ too, so a mix-up shows) and returns the paths."""
+    os.makedirs(d, exist_ok=True)
+    paths = []
+    for i, name in enumerate(names):
+        w, h = 60 + 7 * ((i + seed0) % 5), 40 + 5 * ((i + seed0) % 3)
+        data, _ = page(w, h, seed0 + i, rgb=(i % 3 == 2))
+        paths.append(clitest.write(os.path.join(d, name), data))
+    return paths
+
+
+def read(path):
+    with open(path, 'rb') as f:
+        return f.read()
+
+
+def log_lines(text, what):
+    out = []
+    for line in text.splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            check(False, f'{what}: log line is not JSON: {line!r}')
+    return out
+
+
+def temp_files(d):
+    return [f for f in os.listdir(d) if f.startswith('.')]
+
+
+def test_same_as_single(tmp):
+    """One output per input, each equal to the single-image form's output."""
+    inputs = make_inputs(os.path.join(tmp, 'in'), [f'p{i}.png' for i in range(5)])
+    for algo, map_, extra in (('sauvola', 'gpu,cpu,gpu', ['--in-flight', '3', '--threads', '2']),
+                              ('howe', 'gpu,gpu,cpu', []),
+                              ('otsu', 'cpu', ['--format', 'pgm'])):
+        out = os.path.join(tmp, 'out-' + algo)
+        ext = 'pgm' if '--format' in extra else 'png'
+        rc, so, err = run(['--algo', algo, '--map', map_, '--out-dir', out] + extra + inputs)
+        check(rc == 0, f'{algo} batch: exit {rc}: {err}')
+        check(err == '', f'{algo} batch: stderr is not a terminal, yet it got output: {err!r}')
+        want = sorted(f'p{i}.{ext}' for i in range(5))
+        check(sorted(os.listdir(out)) == want, f'{algo} batch: outputs {sorted(os.listdir(out))}, want {want}')
+        for i, path in enumerate(inputs):
+            single = os.path.join(tmp, f'single.{ext}')
+            rc, _, err = run(['--algo', algo, '--map', map_, path, '-o', single])
+            check(rc == 0, f'{algo} single {path}: {err}')
+            got = os.path.join(out, f'p{i}.{ext}')
+            check(os.path.exists(got) and read(got) == read(single),
+                  f'{algo}: batch output {got} differs from the single-image output')
+        print(f'ok   {algo} batch ({map_}) equals the single-image form for {len(inputs)} inputs')
+
+
+def test_codec_only(tmp):
+    """--codec-only writes gray >= 128 as white, computed here from the pixels written here."""
+    d = os.path.join(tmp, 'codec')
+    os.makedirs(d)
+    want = {}
+    for i in range(3):
+        data, rows = page(50 + i, 30 + i, 100 + i, rgb=(i == 1))
+        clitest.write(os.path.join(d, f'c{i}.png'), data)
+        if i == 1:  # the RGB page: BT.601 gray of (v, v-20, v+10)
+            rows = [[(299 * v + 587 * max(0, v - 20) + 114 * min(255, v + 10) + 500) // 1000 for v in r] for r in rows]
+        want[f'c{i}.png'] = [[255 if v >= 128 else 0 for v in r] for r in rows]
+    out = os.path.join(tmp, 'codec-out')
+    rc, _, err = run(['--codec-only', '--out-dir', out, d])
+    check(rc == 0, f'--codec-only: exit {rc}: {err}')
+    for name, rows in want.items():
+        w, h, ch, got = png_decode(read(os.path.join(out, name)))
+        check(ch == 1 and (w, h) == (len(rows[0]), len(rows)) and got == rows, f'--codec-only {name}: wrong pixels')
+    print('ok   --codec-only thresholds at 128 on the host')
+
+
+def test_corrupt_in_middle(tmp):
+    d = os.path.join(tmp, 'mixed')
+    make_inputs(d, ['a.png', 'b.png', 'd.png', 'e.png'])
+    bad = clitest.write(os.path.join(d, 'c.png'), bytes(random.Random(5).randrange(256) for _ in range(700)))
+    out = os.path.join(tmp, 'mixed-out')
+    log = os.path.join(tmp, 'mixed.jsonl')
+    rc, _, err = run(['--algo', 'sauvola', '--map', 'gpu', '--out-dir', out, '--log-json', log, d])
+    check(rc == 1, f'corrupt input: exit {rc}, expected 1 (an unreadable input)')
+    lines = [l for l in err.splitlines() if l.strip()]
+    check(len(lines) == 1 and lines[0].startswith(f'docbin-run: {bad}') and lines[0].count(bad) == 1,
+          f'corrupt input: want one line "docbin-run: {bad}: ...", got {err!r}')
+    check(sorted(os.listdir(out)) == ['a.png', 'b.png', 'd.png', 'e.png'],
+          f'corrupt input: outputs {sorted(os.listdir(out))}: the others must be written, none for c.png')
+    check(not temp_files(out), f'corrupt input: temporary files left: {temp_files(out)}')
+    entries = log_lines(read(log).decode(), 'corrupt input')
+    by_input = {e.get('input'): e for e in entries}
+    check(len(entries) == 5 and set(by_input) == {os.path.join(d, c + '.png') for c in 'abcde'},
+          f'corrupt input: log names {sorted(by_input)}')
+    e = by_input.get(bad, {})
+    check(e.get('status') == 'failed' and 'PNG' in (e.get('error') or ''), f'corrupt input: log entry {e}')
+    ok = [x for x in entries if x.get('status') == 'ok']
+    check(len(ok) == 4 and all(x.get('error') is None and x.get('map') == 'gpu,gpu,gpu' for x in ok),
+          'corrupt input: the other entries are not ok')
+    check(all(set(x.get('stages', {})) == {'gray', 'stats', 'threshold'}
+              and all(isinstance(s.get('ms'), (int, float)) and s.get('role') == 'gpu' for s in x['stages'].values())
+              and isinstance(x.get('wall_ms'), (int, float)) for x in ok),
+          f'corrupt input: stage times missing from {ok[:1]}')
+    print('ok   a corrupt input in the middle fails alone')
+
+
+def test_skip_existing(tmp):
+    d = os.path.join(tmp, 'resume')
+    inputs = make_inputs(d, [f'r{i}.png' for i in range(6)], seed0=20)
+    ref = os.path.join(tmp, 'resume-ref')
+    rc, _, err = run(['--algo', 'wolf', '--map', 'cpu,gpu,cpu', '--out-dir', ref, d])
+    check(rc == 0, f'resume reference: {err}')
+    # An interrupted run: r0, r2, r3 finished; r4 was being written (its temporary file is left);
+    # r1 and r5 never started.
+    out = os.path.join(tmp, 'resume-out')
+    os.makedirs(out)
+    done = ['r0.png', 'r2.png', 'r3.png']
+    for n in done:
+        shutil.copyfile(os.path.join(ref, n), os.path.join(out, n))
+        os.utime(os.path.join(out, n), ns=(10**18, 10**18))
+    clitest.write(os.path.join(out, '.r4.png.Ab12Cd'), read(os.path.join(ref, 'r4.png'))[:50])
+    before = {n: (os.stat(os.path.join(out, n)).st_ino, os.stat(os.path.join(out, n)).st_mtime_ns) for n in done}
+    rc, so, err = run(['--algo', 'wolf', '--map', 'cpu,gpu,cpu', '--out-dir', out, '--skip-existing',
+                       '--log-json', '-', d])
+    check(rc == 0, f'--skip-existing: exit {rc}: {err}')
+    for n in done:
+        st = os.stat(os.path.join(out, n))
+        check((st.st_ino, st.st_mtime_ns) == before[n], f'--skip-existing rewrote {n}')
+    for i in range(6):
+        n = f'r{i}.png'
+        check(os.path.exists(os.path.join(out, n)) and read(os.path.join(out, n)) == read(os.path.join(ref, n)),
+              f'--skip-existing: {n} missing or wrong')
+    status = {os.path.basename(e['input']): e['status'] for e in log_lines(so, '--skip-existing')}
+    want = {f'r{i}.png': 'skipped' if f'r{i}.png' in done else 'ok' for i in range(6)}
+    check(status == want, f'--skip-existing: log statuses {status}, want {want}')
+    print('ok   --skip-existing finishes an interrupted batch and leaves finished files alone')
+
+
+def test_list_and_directory(tmp):
+    d = os.path.join(tmp, 'lists')
+    make_inputs(d, ['b.png', 'a.pgm.png', 'c.png'], seed0=40)
+    # A PGM (P5) input, and files a directory listing must ignore.
+    clitest.write(os.path.join(d, 'z.pgm'), b'P5\n5 4\n255\n' + bytes(range(0, 200, 10)))
+    # A name JSON must escape (quote, backslash, tab) and one beyond ASCII.
+    odd = 'we"ird\\na\tme \u00e9.png'
+    shutil.copyfile(os.path.join(d, 'c.png'), os.path.join(d, odd))
+    clitest.write(os.path.join(d, 'notes.txt'), b'not an image\n')
+    clitest.write(os.path.join(d, '.hidden.png'), b'garbage')
+    os.makedirs(os.path.join(d, 'sub.png'))
+    rc, so, err = run(['--algo', 'otsu', '--map', 'cpu', '--out-dir', 'dir-out', '--log-json', '-', '--threads', '1',
+                       '--in-flight', '1', 'lists'], cwd=tmp)
+    check(rc == 0, f'directory input: exit {rc}: {err}')
+    got = sorted((e['index'], e['input']) for e in log_lines(so, 'directory input'))
+    want = list(enumerate(os.path.join('lists', n) for n in ['a.pgm.png', 'b.png', 'c.png', odd, 'z.pgm']))
+    check(got == want, f'directory input: inputs {got}, want {want}')
+    check(sorted(os.listdir(os.path.join(tmp, 'dir-out'))) == sorted(['a.pgm.png', 'b.png', 'c.png', odd, 'z.png']),
+          f'directory input: outputs {sorted(os.listdir(os.path.join(tmp, "dir-out")))}')
+    # A list file: comments, blank lines, CRLF, paths relative to the current directory.
+    clitest.write(os.path.join(tmp, 'pages.txt'),
+                  b'# pages to do\n\nlists/c.png\r\n   \n#lists/b.png\n' + os.path.join(d, 'z.pgm').encode() + b'\n')
+    rc, so, err = run(['--algo', 'otsu', '--map', 'cpu', '--out-dir', 'list-out', '--log-json', '-', '@pages.txt',
+                       'lists/b.png'], cwd=tmp)
+    check(rc == 0, f'@list input: exit {rc}: {err}')
+    got = sorted((e['index'], e['input']) for e in log_lines(so, '@list input'))
+    want = [(0, 'lists/c.png'), (1, os.path.join(d, 'z.pgm')), (2, 'lists/b.png')]
+    check(got == want, f'@list input: inputs {got}, want {want}')
+    for n in ('b.png', 'c.png', 'z.png'):
+        check(read(os.path.join(tmp, 'list-out', n)) == read(os.path.join(tmp, 'dir-out', n)),
+              f'@list and directory outputs of {n} differ')
+    print('ok   @list and directory inputs')
+
+
+def test_shards(tmp):
+    d = os.path.join(tmp, 'shards')
+    names = [f's{i:02d}.png' for i in range(7)]
+    make_inputs(d, names, seed0=60)
+    seen = {}
+    for k in (1, 2, 3):
+        out = os.path.join(tmp, f'shard-{k}')
+        rc, so, err = run(['--algo', 'niblack', '--map', 'cpu', '--out-dir', out, '--shard', f'{k}/3',
+                           '--log-json', '-', d])
+        check(rc == 0, f'--shard {k}/3: exit {rc}: {err}')
+        got = sorted(os.listdir(out))
+        want = sorted(n for i, n in enumerate(sorted(names)) if i % 3 == k - 1)
+        check(got == want, f'--shard {k}/3: wrote {got}, want {want}')
+        idx = sorted(e['index'] for e in log_lines(so, f'--shard {k}/3'))
+        check(idx == [i for i in range(7) if i % 3 == k - 1], f'--shard {k}/3: log indices {idx}')
+        for n in got:
+            check(n not in seen, f'{n} written by shards {seen.get(n)} and {k}')
+            seen[n] = k
+    check(sorted(seen) == sorted(names), f'shards cover {sorted(seen)}, not every input')
+    print('ok   shards 1/3, 2/3, 3/3 are disjoint and cover every input')
+
+
+def test_usage_errors(tmp):
+    d = os.path.join(tmp, 'dup')
+    a = make_inputs(os.path.join(d, 'one'), ['x.png'])[0]
+    b = make_inputs(os.path.join(d, 'two'), ['x.png'])[0]
+    good = make_inputs(os.path.join(d, 'three'), ['y.png'])[0]
+    out = os.path.join(tmp, 'never')
+    cases = {
+        'duplicate output names': (['--algo', 'otsu', '--out-dir', out, a, good, b], [a, b]),
+        'several inputs without --out-dir': (['--algo', 'otsu', a, good], ['--out-dir']),
+        'shard 0/3': (['--algo', 'otsu', '--out-dir', out, '--shard', '0/3', a], ['--shard']),
+        'shard 4/3': (['--algo', 'otsu', '--out-dir', out, '--shard', '4/3', a], ['--shard']),
+        'in-flight 0': (['--algo', 'otsu', '--out-dir', out, '--in-flight', '0', a], ['--in-flight']),
+        '-o with --out-dir': (['--algo', 'otsu', '--out-dir', out, a, '-o', os.path.join(tmp, 'o.png')], ['-o']),
+        'batch option without --out-dir': (['--algo', 'otsu', '--skip-existing', a, '-o', os.path.join(tmp, 'o.png')],
+                                           ['--out-dir']),
+        'bad map before any image': (['--algo', 'sauvola', '--map', 'gpu,tpu,cpu', '--out-dir', out, a], ['tpu']),
+        'bad parameter before any image': (['--algo', 'sauvola', '--param', 'window=4', '--out-dir', out, a],
+                                           ['window']),
+        'unknown format': (['--algo', 'otsu', '--format', 'jpg', '--out-dir', out, a], ['--format']),
+        'output over its input': (['--algo', 'otsu', '--out-dir', os.path.dirname(a), a], [a]),
+    }
+    for name, (args, needles) in cases.items():
+        rc, _, err = run(args)
+        lines = [l for l in err.splitlines() if l.strip()]
+        check(rc == 2, f'{name}: exit {rc}, expected 2 ({err.strip()!r})')
+        check(len(lines) == 1 and lines[0].startswith('docbin-run:') and all(n in lines[0] for n in needles),
+              f'{name}: want one line naming {needles}, got {err!r}')
+        check(not os.path.exists(out) and not os.path.exists(os.path.join(tmp, 'o.png')),
+              f'{name}: something was written')
+        print(f'ok   {name}: {lines[0] if lines else ""}')
+    check(read(a) == read(os.path.join(d, 'one', 'x.png')) and sorted(os.listdir(os.path.dirname(a))) == ['x.png'],
+          'output over its input: the input changed')
+    rc, _, err = run(['--algo', 'otsu', '--out-dir', out, '@' + os.path.join(tmp, 'no-such-list.txt')])
+    check(rc == 1 and 'no-such-list.txt' in err, f'missing list file: exit {rc}, {err!r}')
+    # --gpu-device all with no GPU: a clear error, no fallback to the CPU.
+    rc, so, _ = run(['--list-devices'], env_drop=('DOCBIN_GPU_DEVICE',))
+    if 'type: gpu' in so:
+        print('skip --gpu-device all without a GPU: this machine has a GPU')
+    else:
+        rc, _, err = run(['--algo', 'otsu', '--map', 'cpu', '--gpu-device', 'all', '--out-dir', out, a])
+        check(rc == 3 and 'GPU' in err and len(err.strip().splitlines()) == 1,
+              f'--gpu-device all without a GPU: exit {rc}, {err!r}')
+        check(not os.path.exists(out), '--gpu-device all without a GPU: something was written')
+        print(f'ok   --gpu-device all without a GPU: {err.strip()}')
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        for test in (test_same_as_single, test_codec_only, test_corrupt_in_middle, test_skip_existing,
+                     test_list_and_directory, test_shards, test_usage_errors):
+            sub = os.path.join(tmp, test.__name__)
+            os.makedirs(sub)
+            test(sub)
+    if failures:
+        print(f'{len(failures)} failure(s)', file=sys.stderr)
+        return 1
+    print('batch: ok')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
