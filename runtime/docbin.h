@@ -18,6 +18,7 @@
 #include "runtime/sched.h"
 #include "runtime/sample.h"
 #include "planner/map.h"
+#include "planner/plan.h"
 #include "algorithms/algorithms.h"
 #include "algorithms/metrics.h"
 
