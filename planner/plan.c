@@ -224,7 +224,7 @@ static double copy(struct sim_state *st, int item, db_role role, db_transfer_dir
         if (c->copy[role][dir] == DB_PLAN_KNOWN)
             ms = db_transfer_predict(&c->copy_model[role][dir], (double)bytes);
         else
-            sim->known = false;
+            sim->known = sim->copies_known = false;
     }
     double start;
     double end = enqueue(st, role, 1, ready, ms, &start);
@@ -267,7 +267,7 @@ void db_plan_simulate(const db_plan_costs *costs, const db_map *map, db_plan_sim
 {
     const db_algo *algo = costs->algo;
     memset(sim, 0, sizeof *sim);
-    sim->known = true;
+    sim->known = sim->copies_known = true;
     struct sim_state st;
     memset(&st, 0, sizeof st);
     st.costs = costs;
@@ -300,8 +300,9 @@ void db_plan_simulate(const db_plan_costs *costs, const db_map *map, db_plan_sim
     if (!sim->known) {
         sim->latency_ms = NAN;
         sim->period_ms = NAN;
-        sim->transfer_ms = NAN;
     }
+    if (!sim->copies_known)
+        sim->transfer_ms = NAN;
 }
 
 double db_plan_score(const db_plan_sim *sim, db_plan_objective objective)
@@ -421,7 +422,7 @@ void db_plan_explain(const db_plan_costs *costs, const db_map *ran, FILE *f)
         db_plan_simulate(costs, &map, &sim);
         for (int s = 0; s < algo->n_stages; s++)
             print_ms(f, col_width(algo->stages[s].name), sim.stage_known[s], sim.stage_ms[s]);
-        print_ms(f, 10, sim.known, sim.transfer_ms);
+        print_ms(f, 10, sim.copies_known, sim.transfer_ms);
         print_ms(f, 10, sim.known, sim.latency_ms);
         print_ms(f, 10, sim.known, sim.period_ms);
         fputc('\n', f);
@@ -510,7 +511,7 @@ void db_plan_explain_measured(const db_plan_costs *costs, const db_map *map, con
         fputc('\n', f);
     }
     fprintf(f, "  %-24s %-4s %10s", "transfers (sum)", "", "");
-    print_ms(f, 10, sim.known, sim.transfer_ms);
+    print_ms(f, 10, sim.copies_known, sim.transfer_ms);
     print_ms(f, 10, true, measured_copies);
     fprintf(f, "\n  %-24s %-4s %10s", "latency / wall", "", "");
     print_ms(f, 10, sim.known, sim.latency_ms);

@@ -124,6 +124,7 @@ enum { DB_PLAN_MAX_COPIES = DB_MAX_ITEMS * (1 + DB_ROLE_COUNT) };
 /* A map's predicted run. Times are ms from the start of the run. */
 typedef struct db_plan_sim {
     bool known;                      /* every cost it used is known; else the totals are NAN */
+    bool copies_known;               /* every copy model it used is known; else transfer_ms is NAN */
     bool stage_known[DB_MAX_STAGES];
     double stage_start[DB_MAX_STAGES], stage_ms[DB_MAX_STAGES];
     db_plan_copy copies[DB_PLAN_MAX_COPIES];

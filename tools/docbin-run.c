@@ -24,8 +24,13 @@ static const char usage_text[] =
     "with one algorithm whose stages run on the cpu and gpu OpenCL roles as the map says.\n"
     "\n"
     "  -a, --algo NAME         otsu, niblack, sauvola, nick, wolf, hbk, howe, dbs (--list-algos)\n"
-    "  -m, --map MAP           gpu,cpu,gpu (one role per stage) | stats=cpu | cpu | gpu\n"
-    "                          default: $DOCBIN_MAP, else gpu for every stage\n"
+    "  -m, --map MAP           gpu,cpu,gpu (one role per stage) | stats=cpu | cpu | gpu | auto\n"
+    "                          default: $DOCBIN_MAP, else gpu for every stage; auto: the map with\n"
+    "                          the least predicted latency from this host's calibration file\n"
+    "                          (docbin-bench --calibrate); uncalibrated, the default map and a note\n"
+    "      --calib FILE        the calibration file (default $DOCBIN_PERF_DIR/<host>.calib)\n"
+    "      --explain           print every map's predicted stage, transfer and total times, the\n"
+    "                          map that runs marked, then its measured times beside the predicted\n"
     "  -p, --param NAME=VALUE  set a parameter (repeatable), e.g. --param window=25 --param k=0.1\n"
     "      --variant NAME      stats variant: sliding (default), global, global-shared, shared\n"
     "      --gray RULE         colour to gray: bt601 (default) or qt ((11r+16g+5b)/32)\n"
@@ -44,8 +49,8 @@ static const char usage_text[] =
     "      --list-algos        stages, roles, parameters, defaults and variants of each algorithm\n"
     "      --list-devices      OpenCL devices (like clinfo -l) and the roles bound to them\n"
     "\n"
-    "Environment: DOCBIN_CPU_DEVICE, DOCBIN_GPU_DEVICE, DOCBIN_MAP, DOCBIN_CACHE_DIR (kernel\n"
-    "binaries; 'off' disables), DOCBIN_KERNEL_DIR (load cl/*.cl from disk), POCL_CPU_MAX_CU_COUNT\n"
+    "Environment: DOCBIN_CPU_DEVICE, DOCBIN_GPU_DEVICE, DOCBIN_MAP, DOCBIN_PERF_DIR (calibration),\n"
+    "DOCBIN_CACHE_DIR (kernel binaries; 'off' disables), DOCBIN_KERNEL_DIR (load cl/*.cl from disk), POCL_CPU_MAX_CU_COUNT\n"
     "(PoCL >= 4; POCL_MAX_PTHREAD_COUNT before), POCL_CACHE_DIR, CUDA_VISIBLE_DEVICES.\n"
     "\n"
     "Exit status: 0 success; 1 an input could not be read or the output written;\n"
@@ -64,9 +69,31 @@ static int usage_error(const char *msg)
     return EXIT_USAGE;
 }
 
+/* --map auto and --explain: the planner's costs for this image, the choice, the table. */
+static db_status plan_map(db_context *ctx, const db_algo *algo, const db_job *job, const db_image *in,
+                          const char *calib_path, int automap, int explain, db_map *map, db_plan_costs **costs)
+{
+    *costs = malloc(sizeof **costs);
+    if (!*costs)
+        return db_fail(DB_ERR_NOMEM, "out of memory for the planner's cost table");
+    db_status st = db_plan_costs_load(*costs, calib_path, ctx, algo, job, in->width, in->height, in->channels);
+    if (st == DB_OK && automap) {
+        db_plan_choice choice;
+        if ((st = db_plan_choose(*costs, DB_PLAN_LATENCY, &choice)) == DB_OK) {
+            *map = choice.map;
+            if (choice.fallback && !explain)
+                db_plan_print_notes(*costs, stderr, "docbin-run: note: ");
+        }
+    }
+    if (st == DB_OK && explain)
+        db_plan_explain(*costs, map, stderr);
+    return st;
+}
+
 enum long_only {
     OPT_VARIANT = 256, OPT_GRAY, OPT_DEPTH, OPT_SAMPLE, OPT_WRITE_SAMPLE, OPT_CPU_DEVICE, OPT_GPU_DEVICE,
-    OPT_PROFILE, OPT_TRACE, OPT_LIST_ALGOS, OPT_LIST_DEVICES, OPT_VERSION, OPT_REPEAT, OPT_SAMPLE_SIZE
+    OPT_PROFILE, OPT_TRACE, OPT_LIST_ALGOS, OPT_LIST_DEVICES, OPT_VERSION, OPT_REPEAT, OPT_SAMPLE_SIZE,
+    OPT_EXPLAIN, OPT_CALIB
 };
 
 #define MAX_SETTINGS 32
@@ -93,11 +120,14 @@ int main(int argc, char **argv)
         {"version", no_argument, NULL, OPT_VERSION},
         {"repeat", required_argument, NULL, OPT_REPEAT},
         {"sample-size", required_argument, NULL, OPT_SAMPLE_SIZE},
+        {"explain", no_argument, NULL, OPT_EXPLAIN},
+        {"calib", required_argument, NULL, OPT_CALIB},
         {NULL, 0, NULL, 0},
     };
     const char *algo_name = NULL, *map_text = getenv("DOCBIN_MAP"), *output = NULL, *variant = NULL;
     const char *cpu_spec = NULL, *gpu_spec = NULL, *trace = NULL, *write_sample = NULL;
-    const char *settings[MAX_SETTINGS];
+    const char *settings[MAX_SETTINGS], *calib_path = NULL;
+    int explain = 0;
     int n_settings = 0, depth = 1, sample = 0, profile = 0, list_algos = 0, list_devices = 0, repeat = 1;
     int sample_w = 1240, sample_h = 1754; /* A4 at 150 dpi */
     db_gray_rule gray = DB_GRAY_BT601;
@@ -150,6 +180,8 @@ int main(int argc, char **argv)
             if (sscanf(optarg, "%dx%d", &sample_w, &sample_h) != 2 || sample_w < 1 || sample_h < 1)
                 return usage_error("--sample-size takes WIDTHxHEIGHT, e.g. 2516x3272 (A4 at 300 dpi)");
             break;
+        case OPT_EXPLAIN: explain = 1; break;
+        case OPT_CALIB: calib_path = optarg; break;
         case ':': {
             char msg[128];
             snprintf(msg, sizeof msg, "option %s needs a value", argv[optind - 1]);
@@ -222,13 +254,15 @@ int main(int argc, char **argv)
             return fail(st);
     }
     db_map map;
-    db_status st = db_map_parse(algo, map_text && map_text[0] ? map_text : "gpu", &map);
+    /* auto is chosen once the image's size is known. */
+    int automap = db_map_is_auto(map_text);
+    db_status st = automap ? DB_OK : db_map_parse(algo, map_text && map_text[0] ? map_text : "gpu", &map);
     if (st != DB_OK)
         return fail(st);
 
     if ((st = db_context_open(cpu_spec, gpu_spec, &ctx)) != DB_OK)
         return fail(st);
-    for (int s = 0; s < map.n; s++)
+    for (int s = 0; !automap && s < map.n; s++)
         if (!db_context_device(ctx, map.role[s])) {
             st = db_fail(DB_ERR_DEVICE, "stage %s is mapped to %s, but %s", algo->stages[s].name,
                          db_role_name(map.role[s]), db_error_message());
@@ -241,7 +275,15 @@ int main(int argc, char **argv)
         db_context_close(ctx);
         return fail(st);
     }
-    db_profile *prof = profile || trace ? db_profile_new() : NULL;
+    db_plan_costs *costs = NULL;
+    if ((automap || explain) &&
+        (st = plan_map(ctx, algo, &job, in, calib_path, automap, explain, &map, &costs)) != DB_OK) {
+        free(costs);
+        db_image_free(in);
+        db_context_close(ctx);
+        return fail(st);
+    }
+    db_profile *prof = profile || trace || explain ? db_profile_new() : NULL;
     db_image *out = NULL;
     db_report report = {0};
     st = db_run(ctx, algo, &map, &job, in, &out, &report, prof);
@@ -269,7 +311,10 @@ int main(int argc, char **argv)
         }
         if (trace && (st = db_profile_write_trace(prof, trace)) != DB_OK)
             code = fail(st);
+        if (explain)
+            db_plan_explain_measured(costs, &map, prof, -1, stderr);
     }
+    free(costs);
     db_profile_free(prof);
     db_image_free(out);
     db_image_free(in);
