@@ -35,8 +35,8 @@ db_status db_map_parse(const db_algo *algo, const char *text, db_map *map)
     map->n = algo->n_stages;
     db_role role;
     if (!strcasecmp(text, "auto"))
-        return db_fail(DB_ERR_USAGE, "--map auto needs the planner's calibration, which is not available "
-                       "yet; give a map such as 'gpu' or one role per stage (%s)", names);
+        return db_fail(DB_ERR_USAGE, "map 'auto' is the planner's choice (db_plan_choose), not a map to parse; "
+                       "give a map such as 'gpu' or one role per stage (%s)", names);
     if (parse_role(text, strlen(text), &role)) {
         for (int s = 0; s < map->n; s++)
             map->role[s] = role;
@@ -109,4 +109,16 @@ void db_map_nth(const db_algo *algo, int i, db_map *map)
     map->n = algo->n_stages;
     for (int s = 0; s < map->n; s++)
         map->role[s] = (i >> (map->n - 1 - s)) & 1 ? DB_ROLE_GPU : DB_ROLE_CPU;
+}
+
+void db_map_default(const db_algo *algo, bool gpu_bound, db_map *map)
+{
+    map->n = algo->n_stages;
+    for (int s = 0; s < map->n; s++)
+        map->role[s] = gpu_bound && algo->stages[s].impl[DB_ROLE_GPU] ? DB_ROLE_GPU : DB_ROLE_CPU;
+}
+
+bool db_map_is_auto(const char *text)
+{
+    return text && !strcasecmp(text, "auto");
 }

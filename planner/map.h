@@ -5,17 +5,28 @@
 **   positional   gpu,cpu,gpu      one role per stage, in stage order
 **   named        stats=cpu        the named stages get those roles, the others the default
 **   uniform      cpu | gpu        every stage on one role
-** `auto` (chosen by the planner from calibrated costs) is not available yet.
+**   auto                          the planner chooses from calibrated costs
+**                                 (planner/plan.h); db_map_parse takes only
+**                                 explicit maps, callers test db_map_is_auto first
 */
 #ifndef DB_MAP_H
 #define DB_MAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "runtime/stage.h"
 
 /* The role of stages a map does not name, and of the whole map when none is given:
 ** the data-parallel default, every stage on the gpu role. */
 #define DB_MAP_DEFAULT_ROLE DB_ROLE_GPU
+
+/* The map every stage takes without calibration: gpu where the stage has a gpu
+** implementation and `gpu_bound`, else cpu (DESIGN.md "Planner": data-parallel
+** stages on the GPU). */
+void db_map_default(const db_algo *algo, bool gpu_bound, db_map *map);
+
+/* Whether `text` asks for the planner's choice ("auto", any case). */
+bool db_map_is_auto(const char *text);
 
 /* Parses `text` for `algo`. Errors name the bad part and list the stage names. */
 db_status db_map_parse(const db_algo *algo, const char *text, db_map *map);

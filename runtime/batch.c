@@ -401,16 +401,22 @@ static void *lane_thread(void *arg)
 
 #define MAX_LANES 64
 
-/* The gpu specs of the device lanes: one per GPU for "all", else the one given. */
-static db_status lane_specs(const char *gpu_spec, char specs[][16], int *n)
+db_status db_batch_lanes(const char *gpu_spec, char (*specs)[16], int max, int *n)
 {
     *n = 0;
+    if (!gpu_spec || strcmp(gpu_spec, "all")) {
+        if (max > 0) {
+            snprintf(specs[0], 16, "%s", gpu_spec ? gpu_spec : "");
+            *n = 1;
+        }
+        return DB_OK;
+    }
     db_device_info *devs = NULL;
     int n_devs = 0;
     db_status st = db_device_list(&devs, &n_devs);
     if (st != DB_OK)
         return st;
-    for (int i = 0; i < n_devs && *n < MAX_LANES; i++)
+    for (int i = 0; i < n_devs && *n < max; i++)
         if (devs[i].type & CL_DEVICE_TYPE_GPU)
             snprintf(specs[(*n)++], 16, "%d:%d", devs[i].platform_index, devs[i].device_index);
     free(devs);
@@ -464,7 +470,7 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     db_status st = DB_OK;
     if (!opt->codec_only) {
         bool all = opt->gpu_spec && !strcmp(opt->gpu_spec, "all");
-        if (all && (st = lane_specs(opt->gpu_spec, specs, &n_lanes)) != DB_OK)
+        if (all && (st = db_batch_lanes(opt->gpu_spec, specs, MAX_LANES, &n_lanes)) != DB_OK)
             return st;
         if (!all)
             n_lanes = 1;

@@ -19,6 +19,7 @@
 #include "runtime/batch.h"
 #include "runtime/sample.h"
 #include "planner/map.h"
+#include "planner/plan.h"
 #include "algorithms/algorithms.h"
 #include "algorithms/metrics.h"
 

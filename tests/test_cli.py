@@ -5,8 +5,11 @@ Every failure must exit non-zero with the documented code, print exactly one
 line on stderr starting with "docbin-run:", and leave no output file (nor a
 temporary one) behind. usage: test_cli.py PATH/TO/docbin-run
 """
+import hashlib
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -15,6 +18,7 @@ import clitest
 from clitest import check, failures, png_bytes
 
 DOCBIN = sys.argv[1]
+SRC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 
 
 def run(args, env_extra=None, env_drop=()):
@@ -37,6 +41,146 @@ def expect_failure(name, args, code, tmp, out, env_extra=None, env_drop=()):
     leftovers = [f for f in os.listdir(tmp) if f.startswith('.')]
     check(not leftovers, f'{name}: temporary files left behind: {leftovers}')
     print(f'ok   {name}: exit {rc}: {lines[0] if lines else ""}')
+
+
+def explain_rows(err, n_stages):
+    """The rows of --explain's table: (marked, map) for each line that starts with a map."""
+    rows = []
+    for line in err.splitlines():
+        parts = line[2:].split()
+        if len(line) > 2 and line[:2] in ('* ', '  ') and parts:
+            roles = parts[0].split(',')
+            if len(roles) == n_stages and all(r in ('cpu', 'gpu') for r in roles):
+                rows.append((line[0] == '*', parts[0]))
+    return rows
+
+
+def kernel_prelude():
+    """The text runtime/program.c puts before every kernel source (its `prelude` literal)."""
+    with open(os.path.join(SRC_DIR, 'runtime', 'program.c'), encoding='utf-8') as f:
+        src = f.read()
+    body = src[src.index('prelude[] ='):]
+    body = body[:body.index(';')]
+    return ''.join(bytes(s, 'ascii').decode('unicode_escape') for s in re.findall(r'"((?:[^"\\]|\\.)*)"', body))
+
+
+def kernel_hash(sources):
+    """The kernel hash of a stage (db_stage_kernel_hash): SHA-256 over each source's name, NUL,
+    its text as built (prelude + cl/ file), NUL."""
+    h = hashlib.sha256()
+    for name in sources.split():
+        with open(os.path.join(SRC_DIR, 'cl', name), encoding='utf-8') as f:
+            text = kernel_prelude() + f.read()
+        h.update(name.encode() + b'\0' + text.encode() + b'\0')
+    return h.hexdigest()
+
+
+def role_keys():
+    """The device key of each role, from --list-devices."""
+    _, so, _ = run(['--list-devices'])
+    keys = {}
+    for line in so.splitlines():
+        m = re.search(r'role: (\S+).*key: ([0-9a-f]{16})', line)
+        if m:
+            for role in m.group(1).split(','):
+                keys[role] = m.group(2)
+    return keys
+
+
+def check_planner(tmp, good):
+    """--map auto (uncalibrated and calibrated), DOCBIN_MAP=auto, --explain."""
+    with tempfile.TemporaryDirectory() as perf:
+        env = {'DOCBIN_PERF_DIR': perf}
+        ref = os.path.join(tmp, 'plan-gpu.png')
+        rc, _, err = run(['--algo', 'sauvola', '--map', 'gpu', good, '-o', ref], env)
+        check(rc == 0, f'sauvola --map gpu failed: {err}')
+        # Uncalibrated: the default map (every stage on gpu) and one note line.
+        for name, args, extra in (('--map auto', ['--map', 'auto'], {}), ('DOCBIN_MAP=auto', [], {'DOCBIN_MAP': 'auto'})):
+            o = os.path.join(tmp, 'plan-auto.png')
+            rc, _, err = run(['--algo', 'sauvola'] + args + [good, '-o', o], dict(env, **extra))
+            notes = [l for l in err.splitlines() if l.startswith('docbin-run: note: ')]
+            check(rc == 0 and os.path.exists(o), f'{name} uncalibrated failed: {err}')
+            check(len(notes) == 1 and '6 entries missing' in notes[0] and 'default map gpu,gpu,gpu' in notes[0]
+                  and 'not calibrated' in notes[0] and 'docbin-bench --calibrate' in notes[0],
+                  f'{name}: note missing or wrong: {err!r}')
+            check(os.path.exists(o) and open(o, 'rb').read() == open(ref, 'rb').read(),
+                  f'{name}: output differs from --map gpu')
+            print(f'ok   {name} uncalibrated: one note, output as --map gpu')
+
+        # --explain with a given map: all 8 maps in --map syntax, that one marked, then the measurement.
+        rc, _, err = run(['--algo', 'sauvola', '--map', 'gpu,cpu,gpu', '--explain', good,
+                          '-o', os.path.join(tmp, 'plan-e.png')], env)
+        rows = explain_rows(err, 3)
+        maps = sorted(m for _, m in rows)
+        every = sorted(','.join(('cpu', 'gpu')[(i >> (2 - s)) & 1] for s in range(3)) for i in range(8))
+        check(rc == 0 and maps == every, f'--explain maps {maps}, expected {every}: {err}')
+        check([m for marked, m in rows if marked] == ['gpu,cpu,gpu'], f'--explain marks {rows}')
+        check('predicted and measured, map gpu,cpu,gpu' in err and 'latency / wall' in err
+              and all(s in err for s in ('stats', 'threshold')), f'--explain measured part missing: {err}')
+        print('ok   --explain: 8 maps, gpu,cpu,gpu marked, measured figures')
+
+        # A calibration where cpu,gpu,cpu is fastest (both roles on PoCL share host
+        # memory: no copy costs; sauvola is a chain, so latency = the sum):
+        # gray cpu 1 / gpu 5, stats cpu 5 / gpu 1, threshold cpu 1 / gpu 5 -> 3 ms.
+        keys = role_keys()
+        if 'cpu' not in keys or 'gpu' not in keys:
+            print('skip calibrated --map auto: a role has no device')
+            return
+        calib = os.path.join(tmp, 'plan.calib')
+        stages = (('gray', 'gray.cl', 1, 5), ('stats', 'window_stats.cl', 5, 1),
+                  ('threshold', 'local_threshold.cl', 1, 5))
+        with open(calib, 'w') as f:
+            f.write('docbin-calibration 1\n')
+            for stage, src, cpu_ms, gpu_ms in stages:
+                for role, ms in (('cpu', cpu_ms), ('gpu', gpu_ms)):
+                    f.write(f'stage {keys[role]} sauvola {stage} {role} sliding {kernel_hash(src)} {ms} 0 3 0\n')
+            for key in sorted(set(keys.values())):
+                for d in ('h2d', 'd2h'):
+                    f.write(f'transfer {key} {d} 0.01 10 3 0\n')
+        o = os.path.join(tmp, 'plan-cal.png')
+        rc, _, err = run(['--algo', 'sauvola', '--map', 'auto', '--calib', calib, '--explain', good, '-o', o], env)
+        rows = explain_rows(err, 3)
+        check(rc == 0 and [m for marked, m in rows if marked] == ['cpu,gpu,cpu'] and 'note:' not in err,
+              f'calibrated --map auto did not run cpu,gpu,cpu: {err}')
+        check('best for latency: cpu,gpu,cpu (3.000 ms' in err, f'calibrated prediction missing: {err}')
+        check(os.path.exists(o) and open(o, 'rb').read() == open(ref, 'rb').read(),
+              'calibrated --map auto: output differs from --map gpu')
+        print('ok   calibrated --map auto: cpu,gpu,cpu')
+        # Latency and throughput disagree: gray cpu 2 / gpu 3, stats cpu 4 / gpu 4.5,
+        # threshold cpu 2 / gpu 3. One image: cpu,cpu,cpu takes 2+4+2 = 8 ms, the
+        # least of any map (cpu,gpu,cpu 8.5). A batch: cpu,gpu,cpu keeps the cpu
+        # queue 4 ms and the gpu queue 4.5 ms per page, a period of 4.5 ms against
+        # 8 for cpu,cpu,cpu and at least 6 for every other map.
+        calib2 = os.path.join(tmp, 'plan2.calib')
+        stages = (('gray', 'gray.cl', 2, 3), ('stats', 'window_stats.cl', 4, 4.5),
+                  ('threshold', 'local_threshold.cl', 2, 3))
+        with open(calib2, 'w') as f:
+            f.write('docbin-calibration 1\n')
+            for stage, src, cpu_ms, gpu_ms in stages:
+                for role, ms in (('cpu', cpu_ms), ('gpu', gpu_ms)):
+                    f.write(f'stage {keys[role]} sauvola {stage} {role} sliding {kernel_hash(src)} {ms} 0 3 0\n')
+        o = os.path.join(tmp, 'plan-lat.png')
+        rc, _, err = run(['--algo', 'sauvola', '--map', 'auto', '--calib', calib2, '--explain', good, '-o', o], env)
+        rows = explain_rows(err, 3)
+        check(rc == 0 and [m for marked, m in rows if marked] == ['cpu,cpu,cpu'],
+              f'one image, --map auto did not run cpu,cpu,cpu: {err}')
+        check('best for throughput: cpu,gpu,cpu (4.500 ms' in err, f'throughput choice missing: {err}')
+        out_dir = os.path.join(tmp, 'plan-batch')
+        good2 = shutil.copy(good, os.path.join(tmp, 'good2.png'))
+        rc, log, err = run(['--algo', 'sauvola', '--map', 'auto', '--calib', calib2, good, good2,
+                            '--out-dir', out_dir, '--log-json', '-'], env)
+        maps = [json.loads(line)['map'] for line in log.splitlines() if line.strip()]
+        check(rc == 0 and maps == ['cpu,gpu,cpu', 'cpu,gpu,cpu'], f'a batch with --map auto ran {maps}: {err}')
+        check(open(os.path.join(out_dir, 'good.png'), 'rb').read() == open(ref, 'rb').read(),
+              'batch --map auto: output differs from --map gpu')
+        print('ok   --map auto: cpu,cpu,cpu for one image, cpu,gpu,cpu for a batch')
+        # A broken calibration file is an error naming it, with no output.
+        with open(calib, 'a') as f:
+            f.write('stage nonsense\n')
+        o = os.path.join(tmp, 'plan-bad.png')
+        rc, _, err = run(['--algo', 'sauvola', '--map', 'auto', '--calib', calib, good, '-o', o], env)
+        check(rc == 1 and 'plan.calib' in err and not os.path.exists(o), f'bad calibration file: {rc} {err}')
+        print(f'ok   bad calibration file: exit {rc}')
 
 
 def main():
@@ -80,9 +224,11 @@ def main():
         check(rc == 0 and 'Platform #0' in so and 'role' in so, '--list-devices')
         rc, so, _ = run(['--help'])
         check(rc == 0 and 'Exit status' in so, '--help')
+        check_planner(tmp, good)
         for f in os.listdir(tmp):
             if f != 'good.png':
-                os.remove(os.path.join(tmp, f))
+                p = os.path.join(tmp, f)
+                shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)
 
         # Bad files.
         def write(name, data):

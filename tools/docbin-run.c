@@ -28,8 +28,13 @@ static const char usage_text[] =
     "with one algorithm whose stages run on the cpu and gpu OpenCL roles as the map says.\n"
     "\n"
     "  -a, --algo NAME         otsu, niblack, sauvola, nick, wolf, hbk, howe, dbs (--list-algos)\n"
-    "  -m, --map MAP           gpu,cpu,gpu (one role per stage) | stats=cpu | cpu | gpu\n"
-    "                          default: $DOCBIN_MAP, else gpu for every stage\n"
+    "  -m, --map MAP           gpu,cpu,gpu (one role per stage) | stats=cpu | cpu | gpu | auto\n"
+    "                          default: $DOCBIN_MAP, else gpu for every stage; auto: the map with\n"
+    "                          the least predicted latency from this host's calibration file\n"
+    "                          (docbin-bench --calibrate); uncalibrated, the default map and a note\n"
+    "      --calib FILE        the calibration file (default $DOCBIN_PERF_DIR/<host>.calib)\n"
+    "      --explain           print every map's predicted stage, transfer and total times, the\n"
+    "                          map that runs marked, then its measured times beside the predicted\n"
     "  -p, --param NAME=VALUE  set a parameter (repeatable), e.g. --param window=25 --param k=0.1\n"
     "      --variant NAME      stats variant: sliding (default), global, global-shared, shared\n"
     "      --gray RULE         colour to gray: bt601 (default) or qt ((11r+16g+5b)/32)\n"
@@ -69,8 +74,8 @@ static const char usage_text[] =
     "      A progress line is shown on stderr when it is a terminal. A failed image is reported\n"
     "      (\"docbin-run: FILE: reason\"), leaves no output, and the others still finish.\n"
     "\n"
-    "Environment: DOCBIN_CPU_DEVICE, DOCBIN_GPU_DEVICE, DOCBIN_MAP, DOCBIN_CACHE_DIR (kernel\n"
-    "binaries; 'off' disables), DOCBIN_KERNEL_DIR (load cl/*.cl from disk), POCL_CPU_MAX_CU_COUNT\n"
+    "Environment: DOCBIN_CPU_DEVICE, DOCBIN_GPU_DEVICE, DOCBIN_MAP, DOCBIN_PERF_DIR (calibration),\n"
+    "DOCBIN_CACHE_DIR (kernel binaries; 'off' disables), DOCBIN_KERNEL_DIR (load cl/*.cl from disk), POCL_CPU_MAX_CU_COUNT\n"
     "(PoCL >= 4; POCL_MAX_PTHREAD_COUNT before), POCL_CACHE_DIR, CUDA_VISIBLE_DEVICES.\n"
     "\n"
     "Exit status: 0 success; 1 an input could not be read or the output written;\n"
@@ -90,9 +95,34 @@ static int usage_error(const char *msg)
     return EXIT_USAGE;
 }
 
+/* --map auto and --explain: the planner's costs for this image, the choice, the table. */
+static db_status plan_map(db_context *ctx, const db_algo *algo, const db_job *job, const db_image *in,
+                          const char *calib_path, int automap, int explain, db_map *map, db_plan_costs **costs)
+{
+    *costs = malloc(sizeof **costs);
+    if (!*costs)
+        return db_fail(DB_ERR_NOMEM, "out of memory for the planner's cost table");
+    db_status st = db_plan_costs_load(*costs, calib_path, ctx, algo, job, in->width, in->height, in->channels);
+    if (st == DB_OK && automap) {
+        db_plan_choice choice;
+        if ((st = db_plan_choose(*costs, DB_PLAN_LATENCY, &choice)) == DB_OK) {
+            *map = choice.map;
+            if (choice.fallback && !explain) {
+                char line[1024];
+                db_plan_fallback_line(*costs, &choice, line, sizeof line);
+                fprintf(stderr, "docbin-run: note: %s\n", line);
+            }
+        }
+    }
+    if (st == DB_OK && explain)
+        db_plan_explain(*costs, map, stderr);
+    return st;
+}
+
 enum long_only {
     OPT_VARIANT = 256, OPT_GRAY, OPT_DEPTH, OPT_SAMPLE, OPT_WRITE_SAMPLE, OPT_CPU_DEVICE, OPT_GPU_DEVICE,
-    OPT_PROFILE, OPT_TRACE, OPT_LIST_ALGOS, OPT_LIST_DEVICES, OPT_VERSION, OPT_REPEAT, OPT_SAMPLE_SIZE
+    OPT_PROFILE, OPT_TRACE, OPT_LIST_ALGOS, OPT_LIST_DEVICES, OPT_VERSION, OPT_REPEAT, OPT_SAMPLE_SIZE,
+    OPT_EXPLAIN, OPT_CALIB
 };
 
 /* The batch form's options (a range of their own). */
@@ -106,6 +136,8 @@ typedef struct batch_args {
     const char *out_dir, *format, *log_json;
     int shard_k, shard_n, in_flight, threads;
     bool skip_existing, codec_only;
+    bool automap, explain;    /* --map auto, --explain: the planner picks the batch's map */
+    const char *calib_path;
 } batch_args;
 
 /* Parses a count for `option` from 1 to `max`; 0 on error. */
@@ -114,6 +146,51 @@ static int parse_count(const char *text, int max)
     char *end;
     long n = strtol(text, &end, 10);
     return *end || end == text || n < 1 || n > max ? 0 : (int)n;
+}
+
+/* --map auto for a batch: the map of the highest predicted throughput for
+** pages of the first readable input's size, on the first lane's devices. */
+static db_status batch_plan(const batch_args *ba, const db_batch_list *list, const db_algo *algo, const db_job *job,
+                            const char *cpu_spec, const char *gpu_spec, db_map *map)
+{
+    char lanes[64][16];
+    int n_lanes = 0;
+    db_status st = db_batch_lanes(gpu_spec, lanes, 64, &n_lanes);
+    db_context *ctx = NULL;
+    if (st == DB_OK)
+        st = db_context_open(cpu_spec, gpu_spec && !strcmp(gpu_spec, "all") ? lanes[0] : gpu_spec, &ctx);
+    if (st != DB_OK)
+        return st;
+    db_image *first = NULL;
+    for (int i = 0; i < list->n && !first; i++)
+        first = db_image_read(list->inputs[i]);
+    db_error_clear();
+    if (!first) {
+        /* Nothing readable: each input fails in the batch with its own message. */
+        db_map_default(algo, ctx->role[DB_ROLE_GPU] != NULL, map);
+        db_context_close(ctx);
+        return DB_OK;
+    }
+    db_plan_costs *costs = malloc(sizeof *costs);
+    if (!costs)
+        st = db_fail(DB_ERR_NOMEM, "out of memory for the planner's cost table");
+    if (st == DB_OK)
+        st = db_plan_costs_load(costs, ba->calib_path, ctx, algo, job, first->width, first->height, first->channels);
+    db_plan_choice choice;
+    if (st == DB_OK && (st = db_plan_choose(costs, DB_PLAN_THROUGHPUT, &choice)) == DB_OK) {
+        *map = choice.map;
+        if (ba->explain)
+            db_plan_explain(costs, map, stderr);
+        else if (choice.fallback) {
+            char line[1024];
+            db_plan_fallback_line(costs, &choice, line, sizeof line);
+            fprintf(stderr, "docbin-run: note: %s\n", line);
+        }
+    }
+    free(costs);
+    db_image_free(first);
+    db_context_close(ctx);
+    return st;
 }
 
 /* Runs the batch form: lists, names and shards the inputs, then hands them to
@@ -138,6 +215,9 @@ static int run_batch(const batch_args *ba, char **args, int n_args, const db_alg
         st = db_batch_list_name_outputs(&list, ba->out_dir, ext);
     if (st == DB_OK && ba->shard_n)
         st = db_batch_list_shard(&list, ba->shard_k, ba->shard_n);
+    db_map planned;
+    if (st == DB_OK && ba->automap && (st = batch_plan(ba, &list, algo, job, cpu_spec, gpu_spec, &planned)) == DB_OK)
+        map = &planned;
     if (st != DB_OK) {
         db_batch_list_free(&list);
         return fail(st);
@@ -196,11 +276,14 @@ int main(int argc, char **argv)
         {"threads", required_argument, NULL, OPT_THREADS},
         {"log-json", required_argument, NULL, OPT_LOG_JSON},
         {"codec-only", no_argument, NULL, OPT_CODEC_ONLY},
+        {"explain", no_argument, NULL, OPT_EXPLAIN},
+        {"calib", required_argument, NULL, OPT_CALIB},
         {NULL, 0, NULL, 0},
     };
     const char *algo_name = NULL, *map_text = getenv("DOCBIN_MAP"), *output = NULL, *variant = NULL;
     const char *cpu_spec = NULL, *gpu_spec = NULL, *trace = NULL, *write_sample = NULL;
-    const char *settings[MAX_SETTINGS];
+    const char *settings[MAX_SETTINGS], *calib_path = NULL;
+    int explain = 0;
     int n_settings = 0, depth = 1, sample = 0, profile = 0, list_algos = 0, list_devices = 0, repeat = 1;
     int sample_w = 1240, sample_h = 1754; /* A4 at 150 dpi */
     db_gray_rule gray = DB_GRAY_BT601;
@@ -278,6 +361,8 @@ int main(int argc, char **argv)
             break;
         case OPT_LOG_JSON: batch.log_json = optarg; break;
         case OPT_CODEC_ONLY: batch.codec_only = true; break;
+        case OPT_EXPLAIN: explain = 1; break;
+        case OPT_CALIB: calib_path = optarg; break;
         case ':': {
             char msg[128];
             snprintf(msg, sizeof msg, "option %s needs a value", argv[optind - 1]);
@@ -369,15 +454,20 @@ int main(int argc, char **argv)
             return fail(st);
     }
     db_map map;
-    db_status st = db_map_parse(algo, map_text && map_text[0] ? map_text : "gpu", &map);
+    /* auto is chosen once the image's size is known. */
+    int automap = db_map_is_auto(map_text);
+    db_status st = automap ? DB_OK : db_map_parse(algo, map_text && map_text[0] ? map_text : "gpu", &map);
     if (st != DB_OK)
         return fail(st);
+    batch.automap = automap;
+    batch.explain = explain;
+    batch.calib_path = calib_path;
     if (batch_form)
         return run_batch(&batch, argv + optind, argc - optind, algo, &map, &job, depth, cpu_spec, gpu_spec);
 
     if ((st = db_context_open(cpu_spec, gpu_spec, &ctx)) != DB_OK)
         return fail(st);
-    for (int s = 0; s < map.n; s++)
+    for (int s = 0; !automap && s < map.n; s++)
         if (!db_context_device(ctx, map.role[s])) {
             st = db_fail(DB_ERR_DEVICE, "stage %s is mapped to %s, but %s", algo->stages[s].name,
                          db_role_name(map.role[s]), db_error_message());
@@ -390,7 +480,15 @@ int main(int argc, char **argv)
         db_context_close(ctx);
         return fail(st);
     }
-    db_profile *prof = profile || trace ? db_profile_new() : NULL;
+    db_plan_costs *costs = NULL;
+    if ((automap || explain) &&
+        (st = plan_map(ctx, algo, &job, in, calib_path, automap, explain, &map, &costs)) != DB_OK) {
+        free(costs);
+        db_image_free(in);
+        db_context_close(ctx);
+        return fail(st);
+    }
+    db_profile *prof = profile || trace || explain ? db_profile_new() : NULL;
     db_image *out = NULL;
     db_report report = {0};
     st = db_run(ctx, algo, &map, &job, in, &out, &report, prof);
@@ -418,7 +516,10 @@ int main(int argc, char **argv)
         }
         if (trace && (st = db_profile_write_trace(prof, trace)) != DB_OK)
             code = fail(st);
+        if (explain)
+            db_plan_explain_measured(costs, &map, prof, -1, stderr);
     }
+    free(costs);
     db_profile_free(prof);
     db_image_free(out);
     db_image_free(in);

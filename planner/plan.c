@@ -1,0 +1,529 @@
+/*
+** plan.c — cost tables, the simulator of the scheduler, the choice of a map, explain.
+*/
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+#include "planner/map.h"
+#include "planner/plan.h"
+#include "runtime/sched.h"
+
+/* Scores closer than this (relative) are ties: sums of the same costs in another
+** order must not make the choice depend on rounding. */
+#define TIE_EPS 1e-9
+
+const char *db_plan_objective_name(db_plan_objective objective)
+{
+    return objective == DB_PLAN_THROUGHPUT ? "throughput" : "latency";
+}
+
+void db_plan_costs_init(db_plan_costs *costs, const db_algo *algo, const db_job *job, int width, int height,
+                        int channels)
+{
+    memset(costs, 0, sizeof *costs);
+    costs->algo = algo;
+    costs->width = width;
+    costs->height = height;
+    costs->channels = channels;
+    for (int r = 0; r < DB_ROLE_COUNT; r++) {
+        costs->bound[r] = true;
+        for (int d = 0; d < DB_TRANSFER_DIR_COUNT; d++)
+            costs->copy[r][d] = DB_PLAN_UNKNOWN;
+    }
+    for (int s = 0; s < algo->n_stages; s++)
+        for (int r = 0; r < DB_ROLE_COUNT; r++)
+            costs->stage[s][r] = algo->stages[s].impl[r] ? DB_PLAN_UNKNOWN : DB_PLAN_NO_IMPL;
+    for (int i = 0; i < algo->n_items && i < DB_MAX_ITEMS; i++)
+        costs->item_bytes[i] = db_item_bytes(&algo->items[i], job, width, height, channels);
+}
+
+void db_plan_costs_set_stage(db_plan_costs *costs, int stage, db_role role, double ms)
+{
+    costs->stage[stage][role] = DB_PLAN_KNOWN;
+    costs->stage_ms[stage][role] = ms;
+}
+
+void db_plan_costs_set_transfer(db_plan_costs *costs, db_role role, db_transfer_dir dir,
+                                const db_transfer_model *model)
+{
+    costs->copy[role][dir] = DB_PLAN_KNOWN;
+    costs->copy_model[role][dir] = *model;
+}
+
+void db_plan_costs_set_shared(db_plan_costs *costs, db_role role)
+{
+    costs->shared[role] = true;
+    for (int d = 0; d < DB_TRANSFER_DIR_COUNT; d++)
+        costs->copy[role][d] = DB_PLAN_KNOWN;
+}
+
+void db_plan_costs_unbind(db_plan_costs *costs, db_role role)
+{
+    costs->bound[role] = false;
+    for (int s = 0; s < costs->algo->n_stages; s++)
+        if (costs->stage[s][role] != DB_PLAN_NO_IMPL)
+            costs->stage[s][role] = DB_PLAN_UNBOUND;
+    for (int d = 0; d < DB_TRANSFER_DIR_COUNT; d++)
+        costs->copy[role][d] = DB_PLAN_UNBOUND;
+}
+
+static void add_note(db_plan_costs *costs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void add_note(db_plan_costs *costs, const char *fmt, ...)
+{
+    if (costs->n_notes == DB_PLAN_MAX_NOTES)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(costs->notes[costs->n_notes++], DB_PLAN_NOTE, fmt, ap);
+    va_end(ap);
+}
+
+db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, const db_context *ctx,
+                                   const db_algo *algo, const db_job *job, int width, int height, int channels)
+{
+    db_plan_costs_init(costs, algo, job, width, height, channels);
+    for (int r = 0; r < DB_ROLE_COUNT; r++) {
+        const db_device *dev = ctx->role[r];
+        if (!dev) {
+            db_plan_costs_unbind(costs, (db_role)r);
+            continue;
+        }
+        snprintf(costs->device[r], sizeof costs->device[r], "%s", dev->info.name);
+        if (dev->info.host_unified)
+            db_plan_costs_set_shared(costs, (db_role)r);
+    }
+    const char *variant = algo->n_variants ? algo->variants[job->variant] : "-";
+    double pixels = (double)width * (double)height;
+    for (int s = 0; s < algo->n_stages; s++) {
+        const db_stage *stage = &algo->stages[s];
+        char hash[65];
+        db_status st = db_stage_kernel_hash(stage, hash);
+        if (st != DB_OK)
+            return st;
+        for (int r = 0; r < DB_ROLE_COUNT; r++) {
+            if (costs->stage[s][r] != DB_PLAN_UNKNOWN)
+                continue; /* no implementation, or no device */
+            const db_device_info *info = &ctx->role[r]->info;
+            db_cost_model model;
+            char msg[DB_PLAN_NOTE];
+            switch (db_calib_find_stage(calib, info->key, algo->name, stage->name, (db_role)r, variant, hash,
+                                        &model, msg, sizeof msg)) {
+            case DB_CALIB_FOUND:
+                db_plan_costs_set_stage(costs, s, (db_role)r, db_cost_predict(&model, pixels));
+                break;
+            case DB_CALIB_STALE:
+                add_note(costs, "%s, with docbin-bench --calibrate (device %s is '%s')", msg, info->key, info->name);
+                break;
+            case DB_CALIB_MISSING:
+                add_note(costs, "stage %s/%s on the %s role%s%s (device '%s', key %s) is not calibrated; run "
+                         "docbin-bench --calibrate", algo->name, stage->name, db_role_name((db_role)r),
+                         algo->n_variants ? ", variant " : "", algo->n_variants ? variant : "", info->name,
+                         info->key);
+                break;
+            }
+        }
+    }
+    for (int r = 0; r < DB_ROLE_COUNT; r++) {
+        if (!costs->bound[r] || costs->shared[r])
+            continue;
+        const db_device_info *info = &ctx->role[r]->info;
+        for (int d = 0; d < DB_TRANSFER_DIR_COUNT; d++) {
+            db_transfer_model model;
+            if (db_calib_find_transfer(calib, info->key, (db_transfer_dir)d, &model) == DB_CALIB_FOUND)
+                db_plan_costs_set_transfer(costs, (db_role)r, (db_transfer_dir)d, &model);
+            else
+                add_note(costs, "%s copies of the %s role (device '%s', key %s) are not calibrated; run "
+                         "docbin-bench --calibrate", db_transfer_dir_name((db_transfer_dir)d),
+                         db_role_name((db_role)r), info->name, info->key);
+        }
+    }
+    return DB_OK;
+}
+
+db_status db_plan_costs_load(db_plan_costs *costs, const char *path, const db_context *ctx, const db_algo *algo,
+                             const db_job *job, int width, int height, int channels)
+{
+    char def[4096];
+    if (!path) {
+        db_status st = db_calib_default_path(def, sizeof def);
+        if (st != DB_OK)
+            return st;
+        path = def;
+    }
+    db_calib calib;
+    db_calib_init(&calib);
+    db_status st = db_calib_load(&calib, path);
+    if (st == DB_OK)
+        st = db_plan_costs_from_calib(costs, &calib, ctx, algo, job, width, height, channels);
+    db_calib_free(&calib);
+    return st;
+}
+
+void db_plan_fallback_line(const db_plan_costs *costs, const db_plan_choice *choice, char *buf, size_t size)
+{
+    char m[64];
+    db_map_format(&choice->map, m, sizeof m);
+    snprintf(buf, size, "%s is not calibrated on this host (%d entr%s missing or stale; --explain lists them), "
+             "so the default map %s runs; first: %s", costs->algo->name, costs->n_notes,
+             costs->n_notes == 1 ? "y" : "ies", m, costs->n_notes ? costs->notes[0] : "-");
+}
+
+void db_plan_print_notes(const db_plan_costs *costs, FILE *f, const char *prefix)
+{
+    for (int i = 0; i < costs->n_notes; i++)
+        fprintf(f, "%s%s\n", prefix, costs->notes[i]);
+}
+
+bool db_plan_runnable(const db_plan_costs *costs, const db_map *map, char *why, size_t why_size)
+{
+    const db_algo *algo = costs->algo;
+    for (int s = 0; s < algo->n_stages; s++) {
+        db_role r = map->role[s];
+        const char *reason = costs->stage[s][r] == DB_PLAN_NO_IMPL ? "has no %s implementation"
+                             : !costs->bound[r]                     ? "is mapped to %s, which has no device"
+                                                                    : NULL;
+        if (reason) {
+            if (why && why_size) {
+                int n = snprintf(why, why_size, "stage %s ", algo->stages[s].name);
+                if (n >= 0 && (size_t)n < why_size)
+                    snprintf(why + n, why_size - (size_t)n, reason, db_role_name(r));
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The simulator's view of one item: where it is valid and from when on. */
+struct place {
+    bool host_valid, rep_valid[DB_ROLE_COUNT];
+    double host_t, rep_t[DB_ROLE_COUNT];
+};
+
+struct sim_state {
+    const db_plan_costs *costs;
+    db_plan_sim *sim;
+    struct place item[DB_MAX_ITEMS];
+    double free_t[DB_ROLE_COUNT][2]; /* when each queue is next free: [0] compute, [1] transfer */
+};
+
+static double max2(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+/* One command on an in-order queue: it starts when the queue is free and its
+** dependency is met; returns its end. */
+static double enqueue(struct sim_state *st, db_role role, int queue, double ready, double ms, double *start)
+{
+    *start = max2(st->free_t[role][queue], ready);
+    st->free_t[role][queue] = *start + ms;
+    st->sim->busy_ms[role][queue] += ms;
+    return *start + ms;
+}
+
+static double copy(struct sim_state *st, int item, db_role role, db_transfer_dir dir, double ready)
+{
+    const db_plan_costs *c = st->costs;
+    db_plan_sim *sim = st->sim;
+    size_t bytes = c->shared[role] ? 0 : c->item_bytes[item];
+    double ms = 0;
+    if (!c->shared[role]) {
+        if (c->copy[role][dir] == DB_PLAN_KNOWN)
+            ms = db_transfer_predict(&c->copy_model[role][dir], (double)bytes);
+        else
+            sim->known = sim->copies_known = false;
+    }
+    double start;
+    double end = enqueue(st, role, 1, ready, ms, &start);
+    if (sim->n_copies < DB_PLAN_MAX_COPIES)
+        sim->copies[sim->n_copies++] = (db_plan_copy){item, role, dir, bytes, start, ms};
+    sim->transfer_ms += ms;
+    return end;
+}
+
+/* buffer.c's db_buffer_fetch_host: from the one valid replica, once. */
+static double fetch_host(struct sim_state *st, int item)
+{
+    struct place *p = &st->item[item];
+    if (!p->host_valid) {
+        int src = -1;
+        for (int r = 0; r < DB_ROLE_COUNT; r++)
+            if (p->rep_valid[r])
+                src = r;
+        if (src < 0)
+            return 0; /* never written: the runtime reports that before running */
+        p->host_t = copy(st, item, (db_role)src, DB_D2H, p->rep_t[src]);
+        p->host_valid = true;
+    }
+    return p->host_t;
+}
+
+/* buffer.c's db_buffer_fetch: through the host, once per device. */
+static double fetch(struct sim_state *st, int item, db_role role)
+{
+    struct place *p = &st->item[item];
+    if (!p->rep_valid[role]) {
+        double host_t = fetch_host(st, item);
+        p->rep_t[role] = copy(st, item, role, DB_H2D, host_t);
+        p->rep_valid[role] = true;
+    }
+    return p->rep_t[role];
+}
+
+void db_plan_simulate(const db_plan_costs *costs, const db_map *map, db_plan_sim *sim)
+{
+    const db_algo *algo = costs->algo;
+    memset(sim, 0, sizeof *sim);
+    sim->known = sim->copies_known = true;
+    struct sim_state st;
+    memset(&st, 0, sizeof st);
+    st.costs = costs;
+    st.sim = sim;
+    st.item[algo->input].host_valid = true;
+
+    for (int s = 0; s < algo->n_stages; s++) {
+        const db_stage *stage = &algo->stages[s];
+        db_role r = map->role[s];
+        double ready = 0;
+        for (int i = 0; i < stage->n_inputs; i++)
+            ready = max2(ready, fetch(&st, stage->inputs[i], r));
+        sim->stage_known[s] = costs->stage[s][r] == DB_PLAN_KNOWN;
+        sim->stage_ms[s] = sim->stage_known[s] ? costs->stage_ms[s][r] : 0;
+        sim->known &= sim->stage_known[s];
+        double end = enqueue(&st, r, 0, ready, sim->stage_ms[s], &sim->stage_start[s]);
+        for (int o = 0; o < stage->n_outputs; o++) {
+            struct place *p = &st.item[stage->outputs[o]];
+            memset(p, 0, sizeof *p);
+            p->rep_valid[r] = true;
+            p->rep_t[r] = end;
+        }
+    }
+    sim->latency_ms = fetch_host(&st, algo->output);
+    if (algo->report_fields)
+        sim->latency_ms = max2(sim->latency_ms, fetch_host(&st, algo->report_item));
+    for (int r = 0; r < DB_ROLE_COUNT; r++)
+        for (int q = 0; q < 2; q++)
+            sim->period_ms = max2(sim->period_ms, sim->busy_ms[r][q]);
+    if (!sim->known) {
+        sim->latency_ms = NAN;
+        sim->period_ms = NAN;
+    }
+    if (!sim->copies_known)
+        sim->transfer_ms = NAN;
+}
+
+double db_plan_score(const db_plan_sim *sim, db_plan_objective objective)
+{
+    return objective == DB_PLAN_THROUGHPUT ? sim->period_ms : sim->latency_ms;
+}
+
+/* The db_map_nth index of `map`. */
+static int map_index(const db_map *map)
+{
+    int i = 0;
+    for (int s = 0; s < map->n; s++)
+        i = (i << 1) | (map->role[s] == DB_ROLE_GPU);
+    return i;
+}
+
+/* Stages whose role differs from `def`'s: the tie-break prefers the plan a
+** reader expects. */
+static int moved(const db_map *map, const db_map *def)
+{
+    int n = 0;
+    for (int s = 0; s < map->n; s++)
+        n += map->role[s] != def->role[s];
+    return n;
+}
+
+db_status db_plan_choose(const db_plan_costs *costs, db_plan_objective objective, db_plan_choice *choice)
+{
+    const db_algo *algo = costs->algo;
+    db_map def;
+    db_map_default(algo, costs->bound[DB_ROLE_GPU], &def);
+    memset(choice, 0, sizeof *choice);
+    choice->index = -1;
+    bool any_unknown = false;
+    double best = 0;
+    int best_moved = 0;
+    db_plan_sim *sim = &(db_plan_sim){0};
+    for (int i = 0; i < db_map_count(algo); i++) {
+        db_map map;
+        db_map_nth(algo, i, &map);
+        if (!db_plan_runnable(costs, &map, NULL, 0))
+            continue;
+        db_plan_simulate(costs, &map, sim);
+        if (!sim->known) {
+            any_unknown = true;
+            break;
+        }
+        double score = db_plan_score(sim, objective);
+        int mv = moved(&map, &def);
+        bool better = choice->index < 0 || score < best - TIE_EPS * fabs(best);
+        bool tie = !better && fabs(score - best) <= TIE_EPS * fmax(fabs(score), fabs(best));
+        if (better || (tie && mv < best_moved)) {
+            choice->index = i;
+            choice->map = map;
+            choice->sim = *sim;
+            best = score;
+            best_moved = mv;
+        }
+    }
+    if (!any_unknown && choice->index < 0) {
+        char why[256];
+        db_plan_runnable(costs, &def, why, sizeof why);
+        return db_fail(DB_ERR_DEVICE, "no map of %s can run: %s; bind a device to each role (--cpu-device, "
+                       "--gpu-device)", algo->name, why);
+    }
+    if (any_unknown) {
+        choice->fallback = true;
+        choice->map = def;
+        choice->index = map_index(&def);
+        db_plan_simulate(costs, &def, &choice->sim);
+    }
+    return DB_OK;
+}
+
+/* Columns of the tables: wide enough for the header and for "123456.789". */
+static int col_width(const char *name)
+{
+    int n = (int)strlen(name);
+    return n > 10 ? n : 10;
+}
+
+static void print_ms(FILE *f, int width, bool known, double ms)
+{
+    if (known)
+        fprintf(f, " %*.3f", width, ms);
+    else
+        fprintf(f, " %*s", width, "?");
+}
+
+void db_plan_explain(const db_plan_costs *costs, const db_map *ran, FILE *f)
+{
+    const db_algo *algo = costs->algo;
+    int map_w = algo->n_stages * 4 - 1;
+    if (map_w < 3)
+        map_w = 3;
+    fprintf(f, "plan for %s at %dx%d, %d channel%s; cpu = %s%s%s, gpu = %s%s%s; times in ms\n", algo->name,
+            costs->width, costs->height, costs->channels, costs->channels == 1 ? "" : "s",
+            costs->bound[DB_ROLE_CPU] ? "'" : "", costs->bound[DB_ROLE_CPU] ? costs->device[DB_ROLE_CPU] : "unbound",
+            costs->bound[DB_ROLE_CPU] ? "'" : "", costs->bound[DB_ROLE_GPU] ? "'" : "",
+            costs->bound[DB_ROLE_GPU] ? costs->device[DB_ROLE_GPU] : "unbound", costs->bound[DB_ROLE_GPU] ? "'" : "");
+    fprintf(f, "  %-*s", map_w, "map");
+    for (int s = 0; s < algo->n_stages; s++)
+        fprintf(f, " %*s", col_width(algo->stages[s].name), algo->stages[s].name);
+    fprintf(f, " %10s %10s %10s\n", "transfers", "latency", "period");
+    int ran_index = ran ? map_index(ran) : -1;
+    for (int i = 0; i < db_map_count(algo); i++) {
+        db_map map;
+        char text[64], why[256];
+        db_map_nth(algo, i, &map);
+        db_map_format(&map, text, sizeof text);
+        fprintf(f, "%c %-*s", i == ran_index ? '*' : ' ', map_w, text);
+        if (!db_plan_runnable(costs, &map, why, sizeof why)) {
+            fprintf(f, " cannot run: %s\n", why);
+            continue;
+        }
+        db_plan_sim sim;
+        db_plan_simulate(costs, &map, &sim);
+        for (int s = 0; s < algo->n_stages; s++)
+            print_ms(f, col_width(algo->stages[s].name), sim.stage_known[s], sim.stage_ms[s]);
+        print_ms(f, 10, sim.copies_known, sim.transfer_ms);
+        print_ms(f, 10, sim.known, sim.latency_ms);
+        print_ms(f, 10, sim.known, sim.period_ms);
+        fputc('\n', f);
+    }
+    fprintf(f, "* = the map that runs; latency: one image until its output is on the host; period: a batch's "
+               "time per image (its busiest queue)\n");
+    for (int o = 0; o < 2; o++) {
+        db_plan_objective obj = o ? DB_PLAN_THROUGHPUT : DB_PLAN_LATENCY;
+        db_plan_choice choice;
+        if (db_plan_choose(costs, obj, &choice) != DB_OK) {
+            fprintf(f, "no map can run\n");
+            return;
+        }
+        char text[64];
+        db_map_format(&choice.map, text, sizeof text);
+        if (choice.fallback) {
+            fprintf(f, "uncalibrated: --map auto runs the default map %s\n", text);
+            break;
+        }
+        double score = db_plan_score(&choice.sim, obj);
+        fprintf(f, "best for %s: %s (%.3f ms", db_plan_objective_name(obj), text, score);
+        if (obj == DB_PLAN_THROUGHPUT && score > 0)
+            fprintf(f, ", %.1f pages/s", 1000.0 / score);
+        fprintf(f, "); --map auto picks it for %s\n", obj == DB_PLAN_LATENCY ? "one image" : "a batch");
+    }
+    db_plan_print_notes(costs, f, "note: ");
+}
+
+/* The row of `rows` of that kind, name and role, or NULL. */
+static const db_profile_row *find_row(const db_profile_row *rows, int n, db_record_kind kind, const char *name,
+                                      db_role role)
+{
+    for (int i = 0; i < n; i++)
+        if (rows[i].kind == kind && rows[i].role == role && !strcmp(rows[i].stage, name))
+            return &rows[i];
+    return NULL;
+}
+
+enum { MAX_ROWS = 64 };
+
+void db_plan_explain_measured(const db_plan_costs *costs, const db_map *map, const db_profile *prof, int run,
+                              FILE *f)
+{
+    const db_algo *algo = costs->algo;
+    if (run < 0)
+        run = prof->runs - 1;
+    if (run < 0 || run >= prof->runs) {
+        fprintf(f, "no measured run to compare with\n");
+        return;
+    }
+    db_profile_row rows[MAX_ROWS];
+    int n = db_profile_run_rows(prof, run, rows, MAX_ROWS);
+    if (n > MAX_ROWS)
+        n = MAX_ROWS;
+    db_plan_sim sim;
+    db_plan_simulate(costs, map, &sim);
+    char text[64];
+    db_map_format(map, text, sizeof text);
+    fprintf(f, "predicted and measured, map %s, run %d of %d%s; times in ms\n", text, run + 1, prof->runs,
+            run == 0 ? " (the first run includes building the programs)" : "");
+    fprintf(f, "  %-24s %-4s %10s %10s %10s\n", "stage or copy", "role", "start", "predicted", "measured");
+    for (int s = 0; s < algo->n_stages; s++) {
+        const db_profile_row *row = find_row(rows, n, DB_REC_KERNEL, algo->stages[s].name, map->role[s]);
+        fprintf(f, "  %-24s %-4s", algo->stages[s].name, db_role_name(map->role[s]));
+        print_ms(f, 10, sim.stage_known[s], sim.stage_start[s]);
+        print_ms(f, 10, sim.stage_known[s], sim.stage_ms[s]);
+        print_ms(f, 10, row != NULL, row ? row->span_ms : 0);
+        fputc('\n', f);
+    }
+    double measured_copies = 0;
+    for (int i = 0; i < n; i++)
+        if (rows[i].kind != DB_REC_KERNEL)
+            measured_copies += rows[i].busy_ms;
+    for (int c = 0; c < sim.n_copies; c++) {
+        const db_plan_copy *cp = &sim.copies[c];
+        const char *item = algo->items[cp->item].name;
+        char what[64];
+        snprintf(what, sizeof what, "%s %s", item, cp->dir == DB_H2D ? "host->dev" : "dev->host");
+        const db_profile_row *row =
+            find_row(rows, n, cp->dir == DB_H2D ? DB_REC_TO_DEVICE : DB_REC_TO_HOST, item, cp->role);
+        fprintf(f, "  %-24s %-4s", what, db_role_name(cp->role));
+        bool known = costs->copy[cp->role][cp->dir] == DB_PLAN_KNOWN;
+        print_ms(f, 10, sim.known, cp->start_ms);
+        print_ms(f, 10, known, cp->ms);
+        print_ms(f, 10, row != NULL, row ? row->busy_ms : 0);
+        fputc('\n', f);
+    }
+    fprintf(f, "  %-24s %-4s %10s", "transfers (sum)", "", "");
+    print_ms(f, 10, sim.copies_known, sim.transfer_ms);
+    print_ms(f, 10, true, measured_copies);
+    fprintf(f, "\n  %-24s %-4s %10s", "latency / wall", "", "");
+    print_ms(f, 10, sim.known, sim.latency_ms);
+    print_ms(f, 10, true, db_profile_run_wall_ms(prof, run));
+    fputc('\n', f);
+}

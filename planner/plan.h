@@ -1,0 +1,172 @@
+/*
+** plan.h — the plan search: predict every map of an algorithm, pick the best, explain.
+**
+** A cost table holds what one algorithm at one image size costs on this host:
+** each stage on each role, each role's copies to and from the host, and the
+** bytes of each data item. It is filled from the calibration file (calib.h) or
+** by hand. The simulator replays the scheduler (sched.c, buffer.c) on it:
+** stages in topological order, each on its role's in-order compute queue;
+** an input is fetched lazily, device -> host on the writer's transfer queue and
+** host -> device on the reader's, once per item and place; a device that
+** shares host memory (PoCL) maps instead of copying, at no cost; the output
+** (and the report item, when the algorithm has one) ends on the host.
+**
+** Choosing (db_plan_choose) simulates every runnable map and keeps the best
+** for the objective. Ties (within a relative 1e-9) go to the map with fewer
+** stages moved off the default map (db_map_default), then to the earlier map
+** in db_map_nth order, so the same costs always give the same map. When an
+** entry a runnable map needs is unknown (uncalibrated or stale), no map is
+** compared: the default map is chosen and the cost table's notes say what is
+** missing and how to calibrate it.
+*/
+#ifndef DB_PLAN_H
+#define DB_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include "planner/calib.h"
+#include "planner/cost.h"
+#include "runtime/device.h"
+#include "runtime/profile.h"
+#include "runtime/stage.h"
+
+/* What a plan optimises. */
+typedef enum db_plan_objective {
+    DB_PLAN_LATENCY,    /* one image: the earliest time its output is on the host */
+    DB_PLAN_THROUGHPUT  /* a batch: the shortest steady-state period per image */
+} db_plan_objective;
+
+/* "latency" or "throughput". */
+const char *db_plan_objective_name(db_plan_objective objective);
+
+/* Whether a cost is known. NO_IMPL and UNBOUND make a map unrunnable; UNKNOWN
+** makes its prediction unknown. */
+typedef enum db_plan_entry {
+    DB_PLAN_KNOWN,
+    DB_PLAN_UNKNOWN,  /* not calibrated, or calibrated with other kernels */
+    DB_PLAN_NO_IMPL,  /* the stage has no implementation on that role */
+    DB_PLAN_UNBOUND   /* no device is bound to that role */
+} db_plan_entry;
+
+/* Room for the notes of a cost table: one per stage and role, one per role and
+** direction, each a full sentence with its fix. */
+enum { DB_PLAN_MAX_NOTES = DB_MAX_STAGES * DB_ROLE_COUNT + DB_ROLE_COUNT * DB_TRANSFER_DIR_COUNT, DB_PLAN_NOTE = 512 };
+
+/* The costs of one algorithm at one image size on one host's roles. */
+typedef struct db_plan_costs {
+    const db_algo *algo;
+    int width, height, channels;
+    bool bound[DB_ROLE_COUNT];                 /* a device is bound to the role */
+    char device[DB_ROLE_COUNT][256];           /* its name, for notes and tables */
+    db_plan_entry stage[DB_MAX_STAGES][DB_ROLE_COUNT];
+    double stage_ms[DB_MAX_STAGES][DB_ROLE_COUNT]; /* when KNOWN */
+    bool shared[DB_ROLE_COUNT];                /* the device shares host memory: copies are free maps */
+    db_plan_entry copy[DB_ROLE_COUNT][DB_TRANSFER_DIR_COUNT]; /* KNOWN whenever shared */
+    db_transfer_model copy_model[DB_ROLE_COUNT][DB_TRANSFER_DIR_COUNT];
+    size_t item_bytes[DB_MAX_ITEMS];           /* db_item_bytes of every item */
+    char notes[DB_PLAN_MAX_NOTES][DB_PLAN_NOTE]; /* missing or stale entries, with the fix */
+    int n_notes;
+} db_plan_costs;
+
+/* Starts a table for `algo` and `job` at width x height x channels: item bytes
+** filled, both roles bound to unnamed devices, every stage cost UNKNOWN (NO_IMPL
+** where the stage has no implementation), every copy UNKNOWN, no notes. */
+void db_plan_costs_init(db_plan_costs *costs, const db_algo *algo, const db_job *job, int width, int height,
+                        int channels);
+
+/* Sets the predicted time of `stage` on `role` (KNOWN). */
+void db_plan_costs_set_stage(db_plan_costs *costs, int stage, db_role role, double ms);
+
+/* Sets the copy model of `role`'s device in direction `dir` (KNOWN). */
+void db_plan_costs_set_transfer(db_plan_costs *costs, db_role role, db_transfer_dir dir,
+                                const db_transfer_model *model);
+
+/* Marks `role`'s device as sharing host memory: its copies are maps that cost nothing. */
+void db_plan_costs_set_shared(db_plan_costs *costs, db_role role);
+
+/* Marks `role` as having no device: maps that use it are not runnable. */
+void db_plan_costs_unbind(db_plan_costs *costs, db_role role);
+
+/* Fills a table from `calib` for the roles of `ctx`: device keys of the bound
+** devices, the variant word of `job` ("-" without variants) and each stage's
+** kernel hash. Every missing or stale entry a runnable map could need becomes
+** UNKNOWN with a note naming the stage, role and device and the fix.
+** DB_ERR_USAGE when a stage's kernel hash cannot be computed. */
+db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, const db_context *ctx,
+                                   const db_algo *algo, const db_job *job, int width, int height, int channels);
+
+/* As db_plan_costs_from_calib, reading the calibration file at `path` (NULL:
+** db_calib_default_path). A missing file is an empty calibration; a malformed
+** one fails with its name, line and fix (calib.h). */
+db_status db_plan_costs_load(db_plan_costs *costs, const char *path, const db_context *ctx, const db_algo *algo,
+                             const db_job *job, int width, int height, int channels);
+
+/* Writes each note as one line "<prefix><note>" to f. */
+void db_plan_print_notes(const db_plan_costs *costs, FILE *f, const char *prefix);
+
+/* Whether `map` can run under `costs`: every stage's role bound and implemented.
+** When not, `why` (may be NULL) says which stage cannot. */
+bool db_plan_runnable(const db_plan_costs *costs, const db_map *map, char *why, size_t why_size);
+
+/* A copy the simulator predicts. */
+typedef struct db_plan_copy {
+    int item;
+    db_role role;          /* the device whose transfer queue does it */
+    db_transfer_dir dir;
+    size_t bytes;          /* 0 on a shared-memory device (a map) */
+    double start_ms, ms;
+} db_plan_copy;
+
+/* The most copies a run makes: each item once to the host and once to each role. */
+enum { DB_PLAN_MAX_COPIES = DB_MAX_ITEMS * (1 + DB_ROLE_COUNT) };
+
+/* A map's predicted run. Times are ms from the start of the run. */
+typedef struct db_plan_sim {
+    bool known;                      /* every cost it used is known; else the totals are NAN */
+    bool copies_known;               /* every copy model it used is known; else transfer_ms is NAN */
+    bool stage_known[DB_MAX_STAGES];
+    double stage_start[DB_MAX_STAGES], stage_ms[DB_MAX_STAGES];
+    db_plan_copy copies[DB_PLAN_MAX_COPIES];
+    int n_copies;
+    double transfer_ms;              /* the sum of the copies' times */
+    double latency_ms;               /* when the output (and report) is on the host */
+    double busy_ms[DB_ROLE_COUNT][2];/* per role: [0] compute queue, [1] transfer queue */
+    double period_ms;                /* the busiest queue's busy time: a batch's time per image */
+} db_plan_sim;
+
+/* Simulates `map` (which must be runnable) under `costs`. */
+void db_plan_simulate(const db_plan_costs *costs, const db_map *map, db_plan_sim *sim);
+
+/* The value `objective` minimises: latency_ms or period_ms. */
+double db_plan_score(const db_plan_sim *sim, db_plan_objective objective);
+
+/* A chosen map. */
+typedef struct db_plan_choice {
+    int index;          /* its db_map_nth index */
+    db_map map;
+    db_plan_sim sim;
+    bool fallback;      /* uncalibrated: the default map, see the cost table's notes */
+} db_plan_choice;
+
+/* Picks the best runnable map for `objective` (ties as the header says), or
+** the default map when a needed cost is unknown. DB_ERR_DEVICE when no map can
+** run (a stage implemented only on an unbound role), naming the stage and the fix. */
+db_status db_plan_choose(const db_plan_costs *costs, db_plan_objective objective, db_plan_choice *choice);
+
+/* The one line a fallback prints: how many entries are missing or stale, the
+** first of them with its fix, and the default map used instead; --explain
+** lists every note. */
+void db_plan_fallback_line(const db_plan_costs *costs, const db_plan_choice *choice, char *buf, size_t size);
+
+/* Prints every map of the algorithm in --map syntax with its predicted stage
+** times, transfer time, latency and batch period; marks `ran` (the map that
+** runs) with '*'; then the planner's choices and the notes. */
+void db_plan_explain(const db_plan_costs *costs, const db_map *ran, FILE *f);
+
+/* Prints, for `map`, the predicted figures beside those measured in run `run`
+** of `prof` (resolved): each stage's span, each copy, the wall time. */
+void db_plan_explain_measured(const db_plan_costs *costs, const db_map *map, const db_profile *prof, int run,
+                              FILE *f);
+
+#endif

@@ -1,0 +1,574 @@
+/*
+** test_plan.c — the plan search: the simulator and the choice of a map on cost
+** tables made by hand, where each expected figure is worked out in the comments
+** from the scheduler's rules (in-order queues, lazy fetches through the host,
+** one copy per item and place, free maps on shared memory); then cost tables
+** filled from a calibration built in memory for the devices of an opened
+** context: missing and stale rows become notes and the default map.
+** The hand-made part needs no OpenCL device; the last part skips without one.
+*/
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "algorithms/algorithms.h"
+#include "planner/calib.h"
+#include "planner/map.h"
+#include "planner/plan.h"
+#include "testutil.h"
+
+/* Never called: the simulator needs only to know that an implementation exists. */
+static db_status impl(db_stage_run *run)
+{
+    (void)run;
+    return DB_OK;
+}
+
+#define BOTH {impl, impl}
+#define CPU_ONLY {impl, NULL}
+#define FIXED(name, bytes) {name, DB_ITEM_FIXED, bytes, "", NULL}
+
+static bool near(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * fmax(1, fabs(b));
+}
+
+static const char *fmt(const db_map *map)
+{
+    static char buf[4][64];
+    static int k;
+    k = (k + 1) % 4;
+    db_map_format(map, buf[k], sizeof buf[k]);
+    return buf[k];
+}
+
+/* A transfer model of `ms_per_kb` ms per 1000 bytes and no latency:
+** bandwidth = 1000 bytes / ms_per_kb ms = 1e-3 / ms_per_kb GB/s. */
+static db_transfer_model per_kb(double ms_per_kb)
+{
+    return (db_transfer_model){.latency_ms = 0, .bandwidth_gbs = 1e-3 / ms_per_kb, .sizes = 3, .spread = 0};
+}
+
+static void set_gpu_copies(db_plan_costs *c, double h2d_ms_per_kb, double d2h_ms_per_kb)
+{
+    db_transfer_model h = per_kb(h2d_ms_per_kb), d = per_kb(d2h_ms_per_kb);
+    db_plan_costs_set_transfer(c, DB_ROLE_GPU, DB_H2D, &h);
+    db_plan_costs_set_transfer(c, DB_ROLE_GPU, DB_D2H, &d);
+}
+
+static void choose(const db_plan_costs *c, db_plan_objective obj, db_plan_choice *ch)
+{
+    db_status st = db_plan_choose(c, obj, ch);
+    CHECK(st == DB_OK, "choose: %s", db_error_message());
+}
+
+/* --- a chain: in -> s0 -> a -> s1 -> out, every item 1000 bytes --- */
+enum { C_IN, C_A, C_OUT };
+static const db_item chain_items[] = {FIXED("in", 1000), FIXED("a", 1000), FIXED("out", 1000)};
+static const db_stage chain_stages[] = {
+    {"s0", "", {C_IN}, 1, {C_A}, 1, BOTH, ""},
+    {"s1", "", {C_A}, 1, {C_OUT}, 1, BOTH, ""},
+};
+static const db_algo chain = {.name = "chain", .items = chain_items, .n_items = 3, .input = C_IN, .output = C_OUT,
+                              .stages = chain_stages, .n_stages = 2};
+
+static db_map map_of(const db_algo *algo, const char *text)
+{
+    db_map m;
+    db_status st = db_map_parse(algo, text, &m);
+    CHECK(st == DB_OK, "parse %s: %s", text, db_error_message());
+    return m;
+}
+
+static void test_latency_best(void)
+{
+    /* cpu shares host memory; gpu copies 1000 bytes in 1 ms host->device, 0.5 ms back.
+    ** s0: cpu 10, gpu 2; s1: cpu 3, gpu 4.
+    **   cpu,cpu: s0 0..10, s1 10..13, output map free: latency 13
+    **   cpu,gpu: s0 0..10, a h2d 10..11, s1 11..15, out d2h 15..15.5: 15.5
+    **   gpu,cpu: in h2d 0..1, s0 1..3, a d2h 3..3.5, s1 (cpu) 3.5..6.5: 6.5
+    **   gpu,gpu: in h2d 0..1, s0 1..3, s1 3..7, out d2h 7..7.5: 7.5
+    ** best: gpu,cpu at 6.5 ms. */
+    db_job job = {0};
+    db_plan_costs c;
+    db_plan_costs_init(&c, &chain, &job, 10, 10, 1);
+    CHECK(c.item_bytes[C_A] == 1000, "item bytes %zu", c.item_bytes[C_A]);
+    db_plan_costs_set_shared(&c, DB_ROLE_CPU);
+    set_gpu_copies(&c, 1, 0.5);
+    db_plan_costs_set_stage(&c, 0, DB_ROLE_CPU, 10);
+    db_plan_costs_set_stage(&c, 0, DB_ROLE_GPU, 2);
+    db_plan_costs_set_stage(&c, 1, DB_ROLE_CPU, 3);
+    db_plan_costs_set_stage(&c, 1, DB_ROLE_GPU, 4);
+    const char *maps[] = {"cpu,cpu", "cpu,gpu", "gpu,cpu", "gpu,gpu"};
+    const double latency[] = {13, 15.5, 6.5, 7.5};
+    for (int i = 0; i < 4; i++) {
+        db_map m = map_of(&chain, maps[i]);
+        db_plan_sim sim;
+        db_plan_simulate(&c, &m, &sim);
+        CHECK(sim.known && near(sim.latency_ms, latency[i]), "%s: latency %g, expected %g", maps[i],
+              sim.latency_ms, latency[i]);
+    }
+    db_map m = map_of(&chain, "gpu,cpu");
+    db_plan_sim sim;
+    db_plan_simulate(&c, &m, &sim);
+    CHECK(near(sim.stage_start[0], 1) && near(sim.stage_ms[0], 2) && near(sim.stage_start[1], 3.5) &&
+              near(sim.stage_ms[1], 3),
+          "gpu,cpu stage times %g+%g, %g+%g", sim.stage_start[0], sim.stage_ms[0], sim.stage_start[1], sim.stage_ms[1]);
+    /* Copies: in h2d (gpu) 1 ms, a d2h (gpu) 0.5 ms, a h2d (cpu) and out d2h (cpu): free maps. */
+    CHECK(sim.n_copies == 4 && near(sim.transfer_ms, 1.5), "gpu,cpu: %d copies, %g ms", sim.n_copies, sim.transfer_ms);
+    db_plan_choice ch;
+    choose(&c, DB_PLAN_LATENCY, &ch);
+    CHECK(!ch.fallback && !strcmp(fmt(&ch.map), "gpu,cpu") && ch.index == 2 && near(ch.sim.latency_ms, 6.5),
+          "latency choice %s (%d), %g ms", fmt(&ch.map), ch.index, ch.sim.latency_ms);
+}
+
+static void test_throughput_differs(void)
+{
+    /* cpu shared; gpu copies 4 ms per 1000 bytes in, 2 ms out.
+    ** s0: cpu 6, gpu 5; s1: cpu 7, gpu 5.
+    **   cpu,cpu: latency 6+7 = 13;             period: cpu compute 13
+    **   cpu,gpu: s0 0..6, a h2d 6..10, s1 10..15, out d2h 15..17: latency 17;
+    **            period max(cpu 6, gpu compute 5, gpu copies 4+2) = 6
+    **   gpu,cpu: in h2d 0..4, s0 4..9, a d2h 9..11, s1 11..18: latency 18;
+    **            period max(gpu compute 5, gpu copies 4+2, cpu 7) = 7
+    **   gpu,gpu: in 0..4, s0 4..9, s1 9..14, out 14..16: latency 16;
+    **            period max(gpu compute 10, copies 6) = 10
+    ** latency picks cpu,cpu (13); throughput picks cpu,gpu (6 ms, 166.7 pages/s). */
+    db_job job = {0};
+    db_plan_costs c;
+    db_plan_costs_init(&c, &chain, &job, 10, 10, 1);
+    db_plan_costs_set_shared(&c, DB_ROLE_CPU);
+    set_gpu_copies(&c, 4, 2);
+    db_plan_costs_set_stage(&c, 0, DB_ROLE_CPU, 6);
+    db_plan_costs_set_stage(&c, 0, DB_ROLE_GPU, 5);
+    db_plan_costs_set_stage(&c, 1, DB_ROLE_CPU, 7);
+    db_plan_costs_set_stage(&c, 1, DB_ROLE_GPU, 5);
+    const char *maps[] = {"cpu,cpu", "cpu,gpu", "gpu,cpu", "gpu,gpu"};
+    const double latency[] = {13, 17, 18, 16}, period[] = {13, 6, 7, 10};
+    for (int i = 0; i < 4; i++) {
+        db_map m = map_of(&chain, maps[i]);
+        db_plan_sim sim;
+        db_plan_simulate(&c, &m, &sim);
+        CHECK(near(sim.latency_ms, latency[i]) && near(sim.period_ms, period[i]), "%s: latency %g period %g, "
+              "expected %g and %g", maps[i], sim.latency_ms, sim.period_ms, latency[i], period[i]);
+    }
+    db_plan_choice lat, thr;
+    choose(&c, DB_PLAN_LATENCY, &lat);
+    choose(&c, DB_PLAN_THROUGHPUT, &thr);
+    CHECK(!strcmp(fmt(&lat.map), "cpu,cpu"), "latency chose %s", fmt(&lat.map));
+    CHECK(!strcmp(fmt(&thr.map), "cpu,gpu") && near(thr.sim.period_ms, 6), "throughput chose %s (%g ms)",
+          fmt(&thr.map), thr.sim.period_ms);
+}
+
+/* --- Howe's graph: laplacian and canny both read the image; graphcut joins --- */
+static void test_overlap(void)
+{
+    /* Both roles share host memory, so copies are free and only the queues matter.
+    ** laplacian: cpu 10, gpu 12; canny: cpu 8, gpu 6; graphcut: cpu 3, gpu 5.
+    **   cpu,gpu,cpu: laplacian 0..10 (cpu) and canny 0..6 (gpu) at once; graphcut
+    **                waits for both: 10..13. latency max(10, 6) + 3 = 13, not 10+6+3 = 19
+    **   cpu,cpu,cpu: 10 + 8 + 3 = 21 (one queue)
+    **   gpu,cpu,cpu: laplacian 0..12 (gpu), canny 0..8 (cpu), graphcut 12..15: 15
+    **   cpu,gpu,gpu: 0..10 and 0..6; graphcut (gpu) waits for lap2 at 10: 10..15
+    ** best: cpu,gpu,cpu. The period of cpu,gpu,cpu is the cpu queue: 10 + 3 = 13;
+    ** of gpu,cpu,cpu max(gpu 12, cpu 8+3) = 12. */
+    const db_algo *howe = db_algo_find("howe");
+    CHECK(howe && howe->n_stages == 3, "howe has 3 stages");
+    if (!howe)
+        return;
+    db_job job;
+    db_job_defaults(howe, &job);
+    db_plan_costs c;
+    db_plan_costs_init(&c, howe, &job, 64, 48, 1);
+    db_plan_costs_set_shared(&c, DB_ROLE_CPU);
+    db_plan_costs_set_shared(&c, DB_ROLE_GPU);
+    const double ms[3][2] = {{10, 12}, {8, 6}, {3, 5}};
+    for (int s = 0; s < 3; s++)
+        for (int r = 0; r < 2; r++)
+            db_plan_costs_set_stage(&c, s, (db_role)r, ms[s][r]);
+    const char *maps[] = {"cpu,gpu,cpu", "cpu,cpu,cpu", "gpu,cpu,cpu", "cpu,gpu,gpu"};
+    const double latency[] = {13, 21, 15, 15}, period[] = {13, 21, 12, 11};
+    for (int i = 0; i < 4; i++) {
+        db_map m = map_of(howe, maps[i]);
+        db_plan_sim sim;
+        db_plan_simulate(&c, &m, &sim);
+        CHECK(near(sim.latency_ms, latency[i]) && near(sim.period_ms, period[i]) && near(sim.transfer_ms, 0),
+              "howe %s: latency %g period %g transfers %g, expected %g, %g, 0", maps[i], sim.latency_ms,
+              sim.period_ms, sim.transfer_ms, latency[i], period[i]);
+        if (i == 0)
+            CHECK(near(sim.stage_start[0], 0) && near(sim.stage_start[1], 0) && near(sim.stage_start[2], 10),
+                  "cpu,gpu,cpu starts %g %g %g", sim.stage_start[0], sim.stage_start[1], sim.stage_start[2]);
+    }
+    db_plan_choice ch;
+    choose(&c, DB_PLAN_LATENCY, &ch);
+    CHECK(!strcmp(fmt(&ch.map), "cpu,gpu,cpu"), "howe latency chose %s", fmt(&ch.map));
+}
+
+/* --- copies: s0 (gpu) in->a; s1 (cpu) a->b; s2 (cpu) a,b->c; s3 (gpu) a,c->out --- */
+enum { K_IN, K_A, K_B, K_C, K_OUT };
+static const db_item copy_items[] = {FIXED("in", 1000), FIXED("a", 2000), FIXED("b", 3000), FIXED("c", 4000),
+                                     FIXED("out", 500)};
+static const db_stage copy_stages[] = {
+    {"s0", "", {K_IN}, 1, {K_A}, 1, BOTH, ""},
+    {"s1", "", {K_A}, 1, {K_B}, 1, BOTH, ""},
+    {"s2", "", {K_A, K_B}, 2, {K_C}, 1, BOTH, ""},
+    {"s3", "", {K_A, K_C}, 2, {K_OUT}, 1, BOTH, ""},
+};
+static const db_algo copies = {.name = "copies", .items = copy_items, .n_items = 5, .input = K_IN,
+                               .output = K_OUT, .stages = copy_stages, .n_stages = 4};
+
+static int count_copies(const db_plan_sim *sim, int item, db_role role, db_transfer_dir dir)
+{
+    int n = 0;
+    for (int i = 0; i < sim->n_copies; i++)
+        n += sim->copies[i].item == item && sim->copies[i].role == role && sim->copies[i].dir == dir;
+    return n;
+}
+
+static void test_copies(void)
+{
+    /* Map gpu,cpu,cpu,gpu, every stage 1 ms. Per 1000 bytes: gpu h2d 1 ms, d2h 0.5;
+    ** cpu (not shared here) h2d 0.25, d2h 0.125. The copies, each once:
+    **   in  h2d gpu 1000 B: 1       a h2d cpu 2000 B: 0.5 (s1 and s2 share it)
+    **   a   d2h gpu 2000 B: 1       c d2h cpu 4000 B: 0.5
+    **   c   h2d gpu 4000 B: 4       out d2h gpu 500 B: 0.25
+    ** b never leaves the cpu; s3 finds a still valid on the gpu. Sum 7.25.
+    ** Timeline: in 0..1, s0 1..2, a d2h 2..3, a h2d 3..3.5, s1 3.5..4.5, s2 4.5..5.5,
+    ** c d2h 5.5..6, c h2d 6..10, s3 10..11, out d2h 11..11.25: latency 11.25.
+    ** Period: the gpu's copies 1 + 1 + 4 + 0.25 = 6.25. */
+    db_job job = {0};
+    db_plan_costs c;
+    db_plan_costs_init(&c, &copies, &job, 10, 10, 1);
+    set_gpu_copies(&c, 1, 0.5);
+    db_transfer_model h = per_kb(0.25), d = per_kb(0.125);
+    db_plan_costs_set_transfer(&c, DB_ROLE_CPU, DB_H2D, &h);
+    db_plan_costs_set_transfer(&c, DB_ROLE_CPU, DB_D2H, &d);
+    for (int s = 0; s < 4; s++)
+        for (int r = 0; r < 2; r++)
+            db_plan_costs_set_stage(&c, s, (db_role)r, 1);
+    db_map m = map_of(&copies, "gpu,cpu,cpu,gpu");
+    db_plan_sim sim;
+    db_plan_simulate(&c, &m, &sim);
+    CHECK(sim.n_copies == 6, "%d copies, expected 6", sim.n_copies);
+    CHECK(count_copies(&sim, K_IN, DB_ROLE_GPU, DB_H2D) == 1 && count_copies(&sim, K_A, DB_ROLE_GPU, DB_D2H) == 1 &&
+              count_copies(&sim, K_A, DB_ROLE_CPU, DB_H2D) == 1 && count_copies(&sim, K_C, DB_ROLE_CPU, DB_D2H) == 1 &&
+              count_copies(&sim, K_C, DB_ROLE_GPU, DB_H2D) == 1 && count_copies(&sim, K_OUT, DB_ROLE_GPU, DB_D2H) == 1,
+          "not each copy once");
+    CHECK(count_copies(&sim, K_B, DB_ROLE_CPU, DB_D2H) == 0 && count_copies(&sim, K_A, DB_ROLE_GPU, DB_H2D) == 0,
+          "b copied, or a copied back to the gpu that wrote it");
+    CHECK(near(sim.transfer_ms, 7.25) && near(sim.latency_ms, 11.25) && near(sim.period_ms, 6.25),
+          "transfers %g latency %g period %g, expected 7.25, 11.25, 6.25", sim.transfer_ms, sim.latency_ms,
+          sim.period_ms);
+    for (int i = 0; i < sim.n_copies; i++)
+        if (sim.copies[i].item == K_C && sim.copies[i].dir == DB_H2D)
+            CHECK(sim.copies[i].bytes == 4000 && near(sim.copies[i].start_ms, 6) && near(sim.copies[i].ms, 4),
+                  "c h2d: %zu bytes at %g for %g", sim.copies[i].bytes, sim.copies[i].start_ms, sim.copies[i].ms);
+
+    /* The cpu shares host memory: its copies become free maps (bytes 0), the
+    ** gpu's stay: 1 + 1 + 4 + 0.25 = 6.25. Both shared: nothing to pay. */
+    db_plan_costs_set_shared(&c, DB_ROLE_CPU);
+    db_plan_simulate(&c, &m, &sim);
+    CHECK(sim.n_copies == 6 && near(sim.transfer_ms, 6.25), "cpu shared: %d copies, %g ms", sim.n_copies,
+          sim.transfer_ms);
+    for (int i = 0; i < sim.n_copies; i++)
+        if (sim.copies[i].role == DB_ROLE_CPU)
+            CHECK(sim.copies[i].ms == 0 && sim.copies[i].bytes == 0, "a map on the cpu costs %g", sim.copies[i].ms);
+    db_plan_costs_set_shared(&c, DB_ROLE_GPU);
+    db_plan_simulate(&c, &m, &sim);
+    /* Only the queues: s0 0..1, s1 1..2, s2 2..3, s3 3..4. */
+    CHECK(near(sim.transfer_ms, 0) && near(sim.latency_ms, 4), "both shared: transfers %g latency %g",
+          sim.transfer_ms, sim.latency_ms);
+}
+
+/* --- ties --- */
+enum { D_IN, D_A, D_B, D_OUT };
+static const db_item diamond_items[] = {FIXED("in", 100), FIXED("a", 100), FIXED("b", 100), FIXED("out", 100)};
+static const db_stage diamond_stages[] = {
+    {"left", "", {D_IN}, 1, {D_A}, 1, BOTH, ""},
+    {"right", "", {D_IN}, 1, {D_B}, 1, BOTH, ""},
+    {"join", "", {D_A, D_B}, 2, {D_OUT}, 1, BOTH, ""},
+};
+static const db_algo diamond = {.name = "diamond", .items = diamond_items, .n_items = 4, .input = D_IN,
+                                .output = D_OUT, .stages = diamond_stages, .n_stages = 3};
+
+static void shared_costs(db_plan_costs *c, const db_algo *algo, const double (*ms)[2])
+{
+    db_job job = {0};
+    db_plan_costs_init(c, algo, &job, 10, 10, 1);
+    db_plan_costs_set_shared(c, DB_ROLE_CPU);
+    db_plan_costs_set_shared(c, DB_ROLE_GPU);
+    for (int s = 0; s < algo->n_stages; s++)
+        for (int r = 0; r < 2; r++)
+            if (algo->stages[s].impl[r])
+                db_plan_costs_set_stage(c, s, (db_role)r, ms[s][r]);
+}
+
+static void test_ties(void)
+{
+    db_plan_costs c;
+    db_plan_choice ch;
+    /* Every map of the chain takes 1 + 1 = 2 ms: the default map gpu,gpu (no stage
+    ** moved) wins although it comes last in enumeration order. */
+    const double flat[2][2] = {{1, 1}, {1, 1}};
+    shared_costs(&c, &chain, flat);
+    choose(&c, DB_PLAN_LATENCY, &ch);
+    CHECK(!strcmp(fmt(&ch.map), "gpu,gpu") && ch.index == 3, "flat tie chose %s", fmt(&ch.map));
+    /* Their periods: one queue holds 2 ms for cpu,cpu and gpu,gpu, each 1 ms for
+    ** cpu,gpu and gpu,cpu; those two move one stage each: the earlier, cpu,gpu. */
+    choose(&c, DB_PLAN_THROUGHPUT, &ch);
+    CHECK(!strcmp(fmt(&ch.map), "cpu,gpu") && near(ch.sim.period_ms, 1), "flat period tie chose %s",
+          fmt(&ch.map));
+    /* Diamond, free copies. left: cpu 1, gpu 2; right: cpu 1, gpu 2; join: cpu 2, gpu 2.
+    **   cpu,cpu,cpu: 1 + 1 + 2 = 4 (3 stages moved)   cpu,cpu,gpu: 1 + 1, join 2..4 = 4 (2 moved)
+    **   cpu,gpu,gpu: max(1, 2) + 2 = 4 (1 moved)       gpu,cpu,gpu: max(2, 1) + 2 = 4 (1 moved)
+    **   gpu,gpu,gpu: 2 + 2 + 2 = 6; cpu,gpu,cpu: max(1,2)+2 = 4 (2 moved) ...
+    ** the best is 4; the fewest moved is 1, held by cpu,gpu,gpu (index 3) and
+    ** gpu,cpu,gpu (index 5): enumeration order gives cpu,gpu,gpu. */
+    const double d[3][2] = {{1, 2}, {1, 2}, {2, 2}};
+    shared_costs(&c, &diamond, d);
+    choose(&c, DB_PLAN_LATENCY, &ch);
+    CHECK(near(ch.sim.latency_ms, 4) && !strcmp(fmt(&ch.map), "cpu,gpu,gpu") && ch.index == 3,
+          "diamond tie chose %s (%g ms)", fmt(&ch.map), ch.sim.latency_ms);
+    /* Chain with s0: cpu 1, gpu 2; s1: cpu 1, gpu 1: cpu,cpu = cpu,gpu = 2 < gpu,* = 3.
+    ** cpu,gpu moves one stage, cpu,cpu two: cpu,gpu, though cpu,cpu comes first. */
+    const double e[2][2] = {{1, 2}, {1, 1}};
+    shared_costs(&c, &chain, e);
+    choose(&c, DB_PLAN_LATENCY, &ch);
+    CHECK(!strcmp(fmt(&ch.map), "cpu,gpu"), "fewer-moved tie chose %s", fmt(&ch.map));
+    /* Rounding: items of 0 bytes, gpu copies cost their latency, 0.1 ms in, 0 out.
+    **   cpu,cpu: 0.3 + 0 = 0.3               gpu,gpu: 0.1 + 0.2 + 0 = 0.30000000000000004
+    **   gpu,cpu: 0.1 + 0.2 + 0 + 0 as well   cpu,gpu: 0.3 + 0.1 + 0 = 0.4
+    ** a tie within rounding, so the default gpu,gpu, not cpu,cpu. */
+    const double f[2][2] = {{0.3, 0.2}, {0, 0}};
+    shared_costs(&c, &chain, f);
+    c.shared[DB_ROLE_GPU] = false;
+    for (int i = 0; i < 3; i++)
+        c.item_bytes[i] = 0;
+    db_transfer_model in = {.latency_ms = 0.1, .bandwidth_gbs = 1}, out = {.latency_ms = 0, .bandwidth_gbs = 1};
+    db_plan_costs_set_transfer(&c, DB_ROLE_GPU, DB_H2D, &in);
+    db_plan_costs_set_transfer(&c, DB_ROLE_GPU, DB_D2H, &out);
+    choose(&c, DB_PLAN_LATENCY, &ch);
+    CHECK(!strcmp(fmt(&ch.map), "gpu,gpu"), "rounding tie chose %s", fmt(&ch.map));
+}
+
+/* --- a stage with no gpu implementation --- */
+static const db_stage nogpu_stages[] = {
+    {"s0", "", {C_IN}, 1, {C_A}, 1, BOTH, ""},
+    {"s1", "", {C_A}, 1, {C_OUT}, 1, CPU_ONLY, ""},
+};
+static const db_algo nogpu = {.name = "nogpu", .items = chain_items, .n_items = 3, .input = C_IN, .output = C_OUT,
+                              .stages = nogpu_stages, .n_stages = 2};
+
+static void test_no_gpu_impl(void)
+{
+    /* The gpu would be faster for both stages (s1 has no gpu cost to give);
+    ** s1 must stay on the cpu: gpu,cpu = 1 + 10 = 11 beats cpu,cpu = 20. */
+    const double ms[2][2] = {{10, 1}, {10, 0}};
+    db_plan_costs c;
+    shared_costs(&c, &nogpu, ms);
+    CHECK(c.stage[1][DB_ROLE_GPU] == DB_PLAN_NO_IMPL, "s1 on gpu is %d", c.stage[1][DB_ROLE_GPU]);
+    for (int o = 0; o < 2; o++) {
+        db_plan_choice ch;
+        choose(&c, o ? DB_PLAN_THROUGHPUT : DB_PLAN_LATENCY, &ch);
+        CHECK(ch.map.role[1] == DB_ROLE_CPU && !strcmp(fmt(&ch.map), "gpu,cpu"), "objective %d chose %s", o,
+              fmt(&ch.map));
+    }
+    char why[256];
+    db_map m = map_of(&nogpu, "cpu,gpu");
+    CHECK(!db_plan_runnable(&c, &m, why, sizeof why) && strstr(why, "s1") && strstr(why, "gpu"),
+          "cpu,gpu runnable: %s", why);
+    db_map def;
+    db_map_default(&nogpu, true, &def);
+    CHECK(!strcmp(fmt(&def), "gpu,cpu"), "default map %s", fmt(&def));
+    /* The explain table lists every map, the unrunnable ones as such. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    db_plan_explain(&c, &def, f);
+    fclose(f);
+    CHECK(strstr(text, "* gpu,cpu") && strstr(text, "  cpu,gpu cannot run: stage s1 has no gpu implementation") &&
+              strstr(text, "  gpu,gpu cannot run") && strstr(text, "  cpu,cpu "),
+          "explain:\n%s", text);
+    free(text);
+    /* Without a gpu device every stage goes to the cpu. */
+    db_plan_costs_unbind(&c, DB_ROLE_GPU);
+    db_plan_choice ch;
+    choose(&c, DB_PLAN_LATENCY, &ch);
+    CHECK(!strcmp(fmt(&ch.map), "cpu,cpu") && !ch.fallback, "gpu unbound chose %s", fmt(&ch.map));
+    /* And without a cpu device, no map can run. */
+    db_plan_costs_unbind(&c, DB_ROLE_CPU);
+    CHECK(db_plan_choose(&c, DB_PLAN_LATENCY, &ch) == DB_ERR_DEVICE &&
+              strstr(db_error_message(), "no map of nogpu can run"),
+          "no runnable map: %s", db_error_message());
+}
+
+static void test_unknown(void)
+{
+    /* One unknown entry (s1 on cpu): no comparison, the default map gpu,gpu,
+    ** although cpu,cpu would be far faster on the known entries. */
+    db_job job = {0};
+    db_plan_costs c;
+    db_plan_costs_init(&c, &chain, &job, 10, 10, 1);
+    db_plan_costs_set_shared(&c, DB_ROLE_CPU);
+    db_plan_costs_set_shared(&c, DB_ROLE_GPU);
+    db_plan_costs_set_stage(&c, 0, DB_ROLE_CPU, 1);
+    db_plan_costs_set_stage(&c, 0, DB_ROLE_GPU, 100);
+    db_plan_costs_set_stage(&c, 1, DB_ROLE_GPU, 100);
+    for (int o = 0; o < 2; o++) {
+        db_plan_choice ch;
+        choose(&c, o ? DB_PLAN_THROUGHPUT : DB_PLAN_LATENCY, &ch);
+        /* The default map's own entries are known: its prediction is 100 + 100. */
+        CHECK(ch.fallback && !strcmp(fmt(&ch.map), "gpu,gpu") && ch.sim.known && near(ch.sim.latency_ms, 200),
+              "unknown: fallback %d map %s", ch.fallback, fmt(&ch.map));
+    }
+    /* An unknown copy model counts too. */
+    db_plan_costs_set_stage(&c, 1, DB_ROLE_CPU, 1);
+    db_plan_choice ch;
+    choose(&c, DB_PLAN_LATENCY, &ch);
+    CHECK(!ch.fallback && !strcmp(fmt(&ch.map), "cpu,cpu"), "all known chose %s", fmt(&ch.map));
+    db_plan_costs_init(&c, &chain, &job, 10, 10, 1);
+    for (int s = 0; s < 2; s++)
+        for (int r = 0; r < 2; r++)
+            db_plan_costs_set_stage(&c, s, (db_role)r, 1);
+    db_plan_costs_set_shared(&c, DB_ROLE_CPU);
+    choose(&c, DB_PLAN_LATENCY, &ch);
+    CHECK(ch.fallback && !strcmp(fmt(&ch.map), "gpu,gpu") && !ch.sim.known && isnan(ch.sim.latency_ms),
+          "unknown copies: fallback %d", ch.fallback);
+}
+
+/* --- costs from a calibration, for the devices of an opened context --- */
+static db_calib_stage row(const db_device *dev, const db_algo *algo, int s, db_role role, const char *variant,
+                          double a, double b)
+{
+    db_calib_stage e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.device, sizeof e.device, "%s", dev->info.key);
+    snprintf(e.algo, sizeof e.algo, "%s", algo->name);
+    snprintf(e.stage, sizeof e.stage, "%s", algo->stages[s].name);
+    e.role = role;
+    snprintf(e.variant, sizeof e.variant, "%s", variant);
+    CHECK(db_stage_kernel_hash(&algo->stages[s], e.kernel_hash) == DB_OK, "hash: %s", db_error_message());
+    e.model = (db_cost_model){.a = a, .b = b, .sizes = 3, .spread = 0.01};
+    return e;
+}
+
+static int notes_with(const db_plan_costs *c, const char *a, const char *b)
+{
+    int n = 0;
+    for (int i = 0; i < c->n_notes; i++)
+        n += strstr(c->notes[i], a) && (!b || strstr(c->notes[i], b));
+    return n;
+}
+
+static void test_from_calib(void)
+{
+    db_context *ctx = test_open_context();
+    const db_algo *sauvola = db_algo_find("sauvola");
+    db_job job;
+    db_job_defaults(sauvola, &job); /* variant 0: sliding */
+    const int w = 100, h = 50;      /* 5000 pixels */
+    db_calib calib;
+    db_calib_init(&calib);
+    db_plan_costs c;
+
+    /* Nothing calibrated: the default map and one note per stage and role,
+    ** naming the stage, the role, the device and the fix. */
+    CHECK(db_plan_costs_from_calib(&c, &calib, ctx, sauvola, &job, w, h, 1) == DB_OK, "from empty: %s",
+          db_error_message());
+    CHECK(c.n_notes == 6, "%d notes for an empty calibration, expected 6", c.n_notes);
+    for (int s = 0; s < 3; s++)
+        for (int r = 0; r < 2; r++) {
+            char what[64];
+            snprintf(what, sizeof what, "sauvola/%s on the %s role", sauvola->stages[s].name,
+                     db_role_name((db_role)r));
+            CHECK(notes_with(&c, what, "docbin-bench --calibrate") == 1 &&
+                      notes_with(&c, what, ctx->role[r]->info.name) == 1,
+                  "no note for %s", what);
+        }
+    db_plan_choice ch;
+    choose(&c, DB_PLAN_LATENCY, &ch);
+    CHECK(ch.fallback && !strcmp(fmt(&ch.map), "gpu,gpu,gpu"), "uncalibrated chose %s", fmt(&ch.map));
+
+    /* Every row, t = a + b * 5000 (PoCL shares host memory: copies are free):
+    **   gray:      cpu 1 + 0 = 1.0        gpu 1.5 + 1e-4 * 5000 = 2.0
+    **   stats:     cpu 3 + 2e-4*5000 = 4  gpu 0.25 + 5e-5 * 5000 = 0.5
+    **   threshold: cpu 0.5                gpu 1.0
+    ** a chain, so latency = the sum: best cpu,gpu,cpu = 1 + 0.5 + 0.5 = 2.0. */
+    const double ab[3][2][2] = {{{1, 0}, {1.5, 1e-4}}, {{3, 2e-4}, {0.25, 5e-5}}, {{0.5, 0}, {1, 0}}};
+    for (int s = 0; s < 3; s++)
+        for (int r = 0; r < 2; r++) {
+            db_calib_stage e = row(ctx->role[r], sauvola, s, (db_role)r, "sliding", ab[s][r][0], ab[s][r][1]);
+            CHECK(db_calib_put_stage(&calib, &e) == DB_OK, "put: %s", db_error_message());
+        }
+    CHECK(db_plan_costs_from_calib(&c, &calib, ctx, sauvola, &job, w, h, 1) == DB_OK, "from full: %s",
+          db_error_message());
+    CHECK(c.n_notes == 0, "%d notes for a full calibration: %s", c.n_notes, c.n_notes ? c.notes[0] : "");
+    CHECK(near(c.stage_ms[0][DB_ROLE_GPU], 2.0) && near(c.stage_ms[1][DB_ROLE_CPU], 4.0) &&
+              near(c.stage_ms[1][DB_ROLE_GPU], 0.5),
+          "predictions %g %g %g", c.stage_ms[0][DB_ROLE_GPU], c.stage_ms[1][DB_ROLE_CPU], c.stage_ms[1][DB_ROLE_GPU]);
+    choose(&c, DB_PLAN_LATENCY, &ch);
+    CHECK(!ch.fallback && !strcmp(fmt(&ch.map), "cpu,gpu,cpu") && near(ch.sim.latency_ms, 2.0),
+          "calibrated chose %s (%g ms)", fmt(&ch.map), ch.sim.latency_ms);
+
+    /* Another variant has no rows. */
+    db_job shared_job = job;
+    CHECK(db_job_set_variant(sauvola, &shared_job, "shared") == DB_OK, "variant");
+    CHECK(db_plan_costs_from_calib(&c, &calib, ctx, sauvola, &shared_job, w, h, 1) == DB_OK && c.n_notes == 6 &&
+              notes_with(&c, "variant shared", NULL) == 6 && notes_with(&c, "stats", NULL) == 2,
+          "variant shared: %d notes", c.n_notes);
+
+    /* A row measured with other kernels: stale, reported by stage and device, not used. */
+    db_calib_stage stale = row(ctx->role[DB_ROLE_GPU], sauvola, 1, DB_ROLE_GPU, "sliding", 0.25, 5e-5);
+    memset(stale.kernel_hash, '0', 64);
+    CHECK(db_calib_put_stage(&calib, &stale) == DB_OK, "put stale");
+    CHECK(db_plan_costs_from_calib(&c, &calib, ctx, sauvola, &job, w, h, 1) == DB_OK, "from stale");
+    CHECK(c.n_notes == 1 && c.stage[1][DB_ROLE_GPU] == DB_PLAN_UNKNOWN &&
+              notes_with(&c, "sauvola/stats (gpu", "other kernels") == 1 &&
+              notes_with(&c, "recalibrate that stage on that device", "docbin-bench --calibrate") == 1 &&
+              notes_with(&c, ctx->role[DB_ROLE_GPU]->info.key, ctx->role[DB_ROLE_GPU]->info.name) == 1,
+          "stale note: %s", c.n_notes ? c.notes[0] : "(none)");
+    choose(&c, DB_PLAN_LATENCY, &ch);
+    CHECK(ch.fallback && !strcmp(fmt(&ch.map), "gpu,gpu,gpu"), "stale chose %s", fmt(&ch.map));
+
+    /* A device that does not share host memory needs its copy models: missing,
+    ** they are notes; present, they are used as they are. */
+    stale = row(ctx->role[DB_ROLE_GPU], sauvola, 1, DB_ROLE_GPU, "sliding", 0.25, 5e-5);
+    CHECK(db_calib_put_stage(&calib, &stale) == DB_OK, "put fresh");
+    bool unified = ctx->role[DB_ROLE_GPU]->info.host_unified;
+    ctx->role[DB_ROLE_GPU]->info.host_unified = false;
+    CHECK(db_plan_costs_from_calib(&c, &calib, ctx, sauvola, &job, w, h, 1) == DB_OK, "from unshared");
+    CHECK(c.n_notes == 2 && notes_with(&c, "h2d copies of the gpu role", "docbin-bench --calibrate") == 1 &&
+              notes_with(&c, "d2h copies of the gpu role", ctx->role[DB_ROLE_GPU]->info.name) == 1,
+          "copy notes: %d", c.n_notes);
+    db_calib_transfer t = {.dir = DB_H2D, .model = {.latency_ms = 0.5, .bandwidth_gbs = 2, .sizes = 3}};
+    snprintf(t.device, sizeof t.device, "%s", ctx->role[DB_ROLE_GPU]->info.key);
+    CHECK(db_calib_put_transfer(&calib, &t) == DB_OK, "put h2d");
+    t.dir = DB_D2H;
+    t.model.latency_ms = 0.25;
+    CHECK(db_calib_put_transfer(&calib, &t) == DB_OK, "put d2h");
+    CHECK(db_plan_costs_from_calib(&c, &calib, ctx, sauvola, &job, w, h, 1) == DB_OK && c.n_notes == 0,
+          "with copies: %d notes", c.n_notes);
+    /* gpu,gpu,gpu: image h2d 0.5 + 5000 / 2e6 = 0.5025, out d2h 0.25 + 0.0025 = 0.2525. */
+    db_map m = map_of(sauvola, "gpu");
+    db_plan_sim sim;
+    db_plan_simulate(&c, &m, &sim);
+    CHECK(near(sim.transfer_ms, 0.5025 + 0.2525) && near(sim.latency_ms, 0.5025 + 2.0 + 0.5 + 1.0 + 0.2525),
+          "unshared gpu: transfers %g latency %g", sim.transfer_ms, sim.latency_ms);
+    ctx->role[DB_ROLE_GPU]->info.host_unified = unified;
+
+    db_calib_free(&calib);
+    db_context_close(ctx);
+}
+
+int main(void)
+{
+    test_latency_best();
+    test_throughput_differs();
+    test_overlap();
+    test_copies();
+    test_ties();
+    test_no_gpu_impl();
+    test_unknown();
+    test_from_calib();
+    return test_result("plan");
+}
