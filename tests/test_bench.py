@@ -216,6 +216,21 @@ def main():
             check(False, f'SVG does not parse: {e}')
         print('ok   benchmark otsu')
 
+        # --predict: otsu is a chain (histogram needs gray, binarize needs both) and
+        # both roles share host memory here, so every map's predicted latency is the
+        # sum of its stages' fitted times, max(0, a + b * pixels), from the file.
+        rc, out, err = run(['--algo', 'otsu', '--runs', '1', good, '--predict', '--calib', path])
+        check(rc == 0, f'bench --predict failed: {err}')
+        _, calib_rows, _ = read_calib(path)
+        fit = {(r[3], r[4]): (float(r[7]), float(r[8])) for r in calib_rows if r[2] == 'otsu'}
+        table = re.findall(r'^  ([a-z,]+) +([0-9.]+) +([0-9.]+) +[-+][0-9.]+%$', out, re.M)
+        check(len(table) == n_maps, f'--predict lists {len(table)} maps, expected {n_maps}: {out}')
+        for m, predicted, _ in table:
+            want = sum(max(0.0, fit[(s, r)][0] + fit[(s, r)][1] * w * h) for s, r in zip(stages, m.split(',')))
+            check(abs(float(predicted) - want) <= 1.5e-3, f'--predict {m}: {predicted} ms, the fits give {want:.4f}')
+        check(re.search(r'auto picks [a-z,]+: measured', out), f'--predict does not say what auto picks: {out}')
+        print('ok   benchmark --predict')
+
         # Chosen maps, a variant and a parameter; one image, one run.
         csv2, svg2 = os.path.join(tmp, 's.csv'), os.path.join(tmp, 's.svg')
         rc, out, err = run(['--algo', 'sauvola', '--maps', 'gpu,cpu,gpu;cpu', '--variant', 'global', '--param',

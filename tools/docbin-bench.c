@@ -39,6 +39,9 @@ static const char usage_text[] =
     "      --sample-size WxH   add the built-in sample page at this size as an image (repeatable)\n"
     "      --csv FILE          write every run: one row per stage plus a total row (README.md)\n"
     "      --svg FILE          write a box plot of the wall time per map\n"
+    "      --predict           also print the planner's predicted latency of each map beside the\n"
+    "                          measured median, and how the map --map auto picks compares with\n"
+    "                          the fastest measured one (calibration: --calib FILE or the default)\n"
     "      --cpu-device SPEC   bind the cpu role (default $DOCBIN_CPU_DEVICE, else the first CPU)\n"
     "      --gpu-device SPEC   bind the gpu role (default $DOCBIN_GPU_DEVICE, else the largest GPU)\n"
     "                          SPEC: P:D indices, platform:type:name substrings, or a word of a\n"
@@ -100,7 +103,7 @@ static int parse_size(const char *s, int *w, int *h)
 
 enum long_only {
     OPT_VARIANT = 256, OPT_SAMPLE_SIZE, OPT_CSV, OPT_SVG, OPT_CPU_DEVICE, OPT_GPU_DEVICE, OPT_CALIBRATE,
-    OPT_SIZES, OPT_CALIB, OPT_VERSION
+    OPT_SIZES, OPT_CALIB, OPT_VERSION, OPT_PREDICT
 };
 
 enum { MAX_SETTINGS = 32, MAX_SAMPLES = 16, MAX_ALGOS = 16, MAX_MAPS = 1 << DB_MAX_STAGES };
@@ -112,7 +115,7 @@ typedef struct request {
     int n_settings;
     int samples[MAX_SAMPLES][2];
     int n_samples;
-    int runs, calibrate;
+    int runs, calibrate, predict;
     char **images;
     int n_images;
 } request;
@@ -274,14 +277,76 @@ static void print_summary(const db_bench *b)
         }
 }
 
+/* --predict: per image, the planner's predicted latency of every benchmarked
+** map beside its measured median, and how the map --map auto picks fares
+** against the fastest measured one. */
+static db_status print_predictions(const db_bench *b, db_context *ctx, const db_job *job,
+                                   const db_image *const *images, const char *calib_path)
+{
+    const db_algo *algo = b->algo;
+    db_plan_costs *costs = malloc(sizeof *costs);
+    if (!costs)
+        return db_fail(DB_ERR_NOMEM, "out of memory for the planner's cost table");
+    db_status st = DB_OK;
+    for (int i = 0; i < b->n_images && st == DB_OK; i++) {
+        const db_image *img = images[i];
+        st = db_plan_costs_load(costs, calib_path, ctx, algo, job, img->width, img->height, img->channels);
+        db_plan_choice choice;
+        if (st != DB_OK || (st = db_plan_choose(costs, DB_PLAN_LATENCY, &choice)) != DB_OK)
+            break;
+        printf("predicted and measured latency: %s %s (%dx%d)\n", algo->name, b->image_names[i], img->width,
+               img->height);
+        if (choice.fallback) {
+            char line[1024];
+            db_plan_fallback_line(costs, &choice, line, sizeof line);
+            printf("  %s\n", line);
+            continue;
+        }
+        printf("  %-24s %12s %12s %8s\n", "map", "predicted ms", "measured ms", "error");
+        int best = -1, picked = -1;
+        double measured[MAX_MAPS];
+        for (int m = 0; m < b->n_maps; m++) {
+            db_box stage[DB_MAX_STAGES], total;
+            if ((st = db_bench_summary(b, i, m, stage, &total)) != DB_OK)
+                break;
+            measured[m] = total.median;
+            char text[128];
+            db_map_format(&b->maps[m], text, sizeof text);
+            db_plan_sim sim;
+            db_plan_simulate(costs, &b->maps[m], &sim);
+            printf("  %-24s %12.3f %12.3f %+7.1f%%\n", text, sim.latency_ms, total.median,
+                   100.0 * (sim.latency_ms - total.median) / total.median);
+            if (best < 0 || total.median < measured[best])
+                best = m;
+            if (!memcmp(b->maps[m].role, choice.map.role, sizeof choice.map.role[0] * (size_t)algo->n_stages))
+                picked = m;
+        }
+        if (st != DB_OK)
+            break;
+        char chosen[128], fastest[128];
+        db_map_format(&choice.map, chosen, sizeof chosen);
+        db_map_format(&b->maps[best], fastest, sizeof fastest);
+        if (picked < 0)
+            printf("  auto picks %s (predicted %.3f ms), which was not benchmarked\n", chosen, choice.sim.latency_ms);
+        else
+            printf("  auto picks %s: measured %.3f ms; fastest measured %s: %.3f ms; auto is %.1f%% slower\n",
+                   chosen, measured[picked], fastest, measured[best],
+                   100.0 * (measured[picked] - measured[best]) / measured[best]);
+    }
+    free(costs);
+    return st;
+}
+
 static int bench(const request *rq)
 {
     if (!rq->algo_text)
         return usage_error("--algo is required");
     if (strchr(rq->algo_text, ','))
         return usage_error("a benchmark takes one algorithm; several are for --calibrate");
-    if (rq->sizes_text || rq->calib_path)
-        return usage_error("--sizes and --calib belong to --calibrate");
+    if (rq->sizes_text)
+        return usage_error("--sizes belongs to --calibrate");
+    if (rq->calib_path && !rq->predict)
+        return usage_error("--calib names the calibration file of --calibrate or --predict");
     const db_algo *algo = db_algo_find(rq->algo_text);
     if (!algo)
         return fail(db_error_status());
@@ -358,6 +423,8 @@ static int bench(const request *rq)
         st = db_bench_write_svg(&b, rq->svg);
     if (st == DB_OK)
         print_summary(&b);
+    if (st == DB_OK && rq->predict)
+        st = print_predictions(&b, ctx, &job, (const db_image *const *)images, rq->calib_path);
     code = st == DB_OK ? EXIT_OK : fail(st);
     db_bench_free(&b);
     for (int i = 0; i < n_images; i++) {
@@ -390,6 +457,7 @@ int main(int argc, char **argv)
         {"sizes", required_argument, NULL, OPT_SIZES},
         {"calib", required_argument, NULL, OPT_CALIB},
         {"version", no_argument, NULL, OPT_VERSION},
+        {"predict", no_argument, NULL, OPT_PREDICT},
         {NULL, 0, NULL, 0},
     };
     request rq = {.runs = 5};
@@ -429,6 +497,7 @@ int main(int argc, char **argv)
         case OPT_SIZES: rq.sizes_text = optarg; break;
         case OPT_CALIB: rq.calib_path = optarg; break;
         case OPT_VERSION: printf("docbin-bench %s\n", db_version()); return EXIT_OK;
+        case OPT_PREDICT: rq.predict = 1; break;
         case ':': {
             char msg[128];
             snprintf(msg, sizeof msg, "option %s needs a value", argv[optind - 1]);
@@ -444,6 +513,8 @@ int main(int argc, char **argv)
     rq.images = argv + optind;
     rq.n_images = argc - optind;
     if (rq.calibrate) {
+        if (rq.predict)
+            return usage_error("--predict compares a benchmark with the planner; --calibrate makes the calibration");
         if (rq.n_images || rq.maps_text || rq.csv || rq.svg || rq.n_samples || rq.n_settings || rq.variant)
             return usage_error("--calibrate takes --algo, --sizes, --runs, --calib and the device options only; "
                                "it times sample pages with default parameters and every variant");
