@@ -474,7 +474,7 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
             return st;
         if (!all)
             n_lanes = 1;
-        n_runners = opt->in_flight ? opt->in_flight : 2 * n_lanes;
+        n_runners = opt->serial ? 1 : opt->in_flight ? opt->in_flight : 2 * n_lanes;
         sum->in_flight = n_runners;
         if (n_runners > n_lanes * 64)
             return db_fail(DB_ERR_USAGE, "--in-flight %d: at most 64 images per device lane", n_runners);
@@ -503,11 +503,12 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
         return st;
     }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int n_codec = opt->threads ? opt->threads : (int)(cpus > 0 ? cpus : 1);
+    int n_codec = opt->serial ? 1 : opt->threads ? opt->threads : (int)(cpus > 0 ? cpus : 1);
     sum->threads = n_codec;
     if (n_codec > list->n)
         n_codec = list->n > 0 ? list->n : 1;
-    b.limit = n_runners + 2 * n_codec;
+    /* Serial: the next image is decoded only once the last one is written. */
+    b.limit = opt->serial ? 1 : n_runners + 2 * n_codec;
 
     pthread_mutex_init(&b.lock, NULL);
     pthread_mutex_init(&b.report_lock, NULL);

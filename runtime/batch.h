@@ -107,6 +107,8 @@ typedef struct db_batch_options {
     int bits;               /* output bits per pixel, 1 or 8 (0: 1) */
     bool skip_existing;     /* an existing output is complete (atomic writes): skip its input */
     bool codec_only;        /* decode, threshold at 128 on the host, encode: no device at all */
+    bool serial;            /* one image at a time: decode, run, encode, then the next; the
+                            ** baseline a batch's overlap is measured against */
     bool stage_times;       /* profile every run for the result's rows (the JSON log needs them) */
     const char *prog;       /* prefix of error lines, e.g. "docbin-run" */
     FILE *errors;           /* one line per failed image (NULL: none) */

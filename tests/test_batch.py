@@ -79,6 +79,7 @@ def test_same_as_single(tmp):
     inputs = make_inputs(os.path.join(tmp, 'in'), [f'p{i}.png' for i in range(5)])
     for algo, map_, extra in (('sauvola', 'gpu,cpu,gpu', ['--in-flight', '3', '--threads', '2']),
                               ('howe', 'gpu,gpu,cpu', []),
+                              ('nick', 'cpu,gpu,cpu', ['--serial']),
                               ('otsu', 'cpu', ['--format', 'pgm'])):
         out = os.path.join(tmp, 'out-' + algo)
         ext = 'pgm' if '--format' in extra else 'png'
@@ -247,6 +248,7 @@ def test_usage_errors(tmp):
         'shard 0/3': (['--algo', 'otsu', '--out-dir', out, '--shard', '0/3', a], ['--shard']),
         'shard 4/3': (['--algo', 'otsu', '--out-dir', out, '--shard', '4/3', a], ['--shard']),
         'in-flight 0': (['--algo', 'otsu', '--out-dir', out, '--in-flight', '0', a], ['--in-flight']),
+        'serial with threads': (['--algo', 'otsu', '--out-dir', out, '--serial', '--threads', '2', a], ['--serial']),
         '-o with --out-dir': (['--algo', 'otsu', '--out-dir', out, a, '-o', os.path.join(tmp, 'o.png')], ['-o']),
         'batch option without --out-dir': (['--algo', 'otsu', '--skip-existing', a, '-o', os.path.join(tmp, 'o.png')],
                                            ['--out-dir']),

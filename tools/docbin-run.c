@@ -71,6 +71,8 @@ static const char usage_text[] =
     "                          map, status ok/failed/skipped, error, per-stage ms, wall ms\n"
     "      --codec-only        no device: decode, threshold at 128 (gray) on the host, encode; a\n"
     "                          measuring aid, the codec bound of batch throughput\n"
+    "      --serial            one image at a time: decode, run, encode, then the next (one thread,\n"
+    "                          no overlap); the baseline a batch's throughput is measured against\n"
     "      A progress line is shown on stderr when it is a terminal. A failed image is reported\n"
     "      (\"docbin-run: FILE: reason\"), leaves no output, and the others still finish.\n"
     "\n"
@@ -128,14 +130,14 @@ enum long_only {
 /* The batch form's options (a range of their own). */
 enum batch_only {
     OPT_OUT_DIR = 512, OPT_FORMAT, OPT_SHARD, OPT_SKIP_EXISTING, OPT_IN_FLIGHT, OPT_THREADS, OPT_LOG_JSON,
-    OPT_CODEC_ONLY
+    OPT_CODEC_ONLY, OPT_SERIAL
 };
 
 /* The batch options, which only the batch form takes. */
 typedef struct batch_args {
     const char *out_dir, *format, *log_json;
     int shard_k, shard_n, in_flight, threads;
-    bool skip_existing, codec_only;
+    bool skip_existing, codec_only, serial;
     bool automap, explain;    /* --map auto, --explain: the planner picks the batch's map */
     const char *calib_path;
 } batch_args;
@@ -231,7 +233,7 @@ static int run_batch(const batch_args *ba, char **args, int n_args, const db_alg
     db_batch_options opt = {
         .algo = algo, .map = map, .job = job, .cpu_spec = cpu_spec, .gpu_spec = gpu_spec,
         .in_flight = ba->in_flight, .threads = ba->threads, .bits = bits,
-        .skip_existing = ba->skip_existing, .codec_only = ba->codec_only, .stage_times = log != NULL,
+        .skip_existing = ba->skip_existing, .codec_only = ba->codec_only, .serial = ba->serial, .stage_times = log != NULL,
         .prog = "docbin-run", .errors = stderr, .log_json = log,
         .progress = isatty(STDERR_FILENO) ? stderr : NULL,
     };
@@ -276,6 +278,7 @@ int main(int argc, char **argv)
         {"threads", required_argument, NULL, OPT_THREADS},
         {"log-json", required_argument, NULL, OPT_LOG_JSON},
         {"codec-only", no_argument, NULL, OPT_CODEC_ONLY},
+        {"serial", no_argument, NULL, OPT_SERIAL},
         {"explain", no_argument, NULL, OPT_EXPLAIN},
         {"calib", required_argument, NULL, OPT_CALIB},
         {NULL, 0, NULL, 0},
@@ -361,6 +364,7 @@ int main(int argc, char **argv)
             break;
         case OPT_LOG_JSON: batch.log_json = optarg; break;
         case OPT_CODEC_ONLY: batch.codec_only = true; break;
+        case OPT_SERIAL: batch.serial = true; break;
         case OPT_EXPLAIN: explain = 1; break;
         case OPT_CALIB: calib_path = optarg; break;
         case ':': {
@@ -405,9 +409,11 @@ int main(int argc, char **argv)
     const char *input = optind < argc ? argv[optind] : NULL;
     bool batch_form = batch.out_dir != NULL;
     if (!batch_form && (batch.format || batch.shard_n || batch.skip_existing || batch.in_flight ||
-                        batch.threads || batch.log_json || batch.codec_only))
-        return usage_error("--format, --shard, --skip-existing, --in-flight, --threads, --log-json and "
-                           "--codec-only belong to the batch form; give --out-dir DIR");
+                        batch.threads || batch.log_json || batch.codec_only || batch.serial))
+        return usage_error("--format, --shard, --skip-existing, --in-flight, --threads, --log-json, "
+                           "--codec-only and --serial belong to the batch form; give --out-dir DIR");
+    if (batch.serial && (batch.in_flight || batch.threads))
+        return usage_error("--serial runs one image at a time on one thread; drop --in-flight and --threads");
     if (batch_form && (output || sample || profile || trace || repeat > 1))
         return usage_error("--out-dir runs a batch; -o, --sample, --profile, --trace and --repeat are for "
                            "one image");
