@@ -3,10 +3,13 @@
 # usage: bench/batch_device.sh OUTDIR [PAGES]
 #   Makes PAGES (default 200) synthetic A4 300 dpi pages (RGB; GRAY=1 for gray
 #   pages), then for sauvola and howe measures pages/s from wall time of:
-#     serial  one image at a time (--in-flight 1, one lane) under the all-gpu
-#             map, the all-cpu map and, for howe, gpu,gpu,cpu; the best of
-#             them is repeated as mode=serial-best
+#     serial  one image at a time, decode, run, encode (--serial), under each
+#             map of $SAUVOLA_MAPS (default "gpu cpu") or $HOWE_MAPS (default
+#             "gpu cpu gpu,gpu,cpu"); leave out maps known to be several times
+#             slower per page (docbin-bench) when time is short
 #     batch   the same maps with the default in-flight (2 per device lane)
+#     auto    --map auto (the planner's throughput choice; needs a calibration
+#             in $DOCBIN_PERF_DIR, e.g. from bench/planner_device.sh)
 #     all     --gpu-device all (one lane per GPU), when there are several GPUs
 #   and once --codec-only (decode, host threshold, encode: the PNG codec bound).
 #   Every configuration prints one line "batch key=value ..." (also in
@@ -52,28 +55,22 @@ measure() {
 }
 
 measure codec codec-only - --codec-only
-for algo in sauvola howe; do
-    maps="gpu cpu"
-    [ $algo = howe ] && maps="gpu cpu gpu,gpu,cpu"
-    best=""
-    best_rate=0
+for algo in ${ALGOS:-sauvola howe}; do
+    maps=${SAUVOLA_MAPS:-gpu cpu}
+    [ $algo = howe ] && maps=${HOWE_MAPS:-gpu cpu gpu,gpu,cpu}
     for map in $maps; do
         # Warm-up: builds and caches every kernel of the map on both devices.
         $run --algo $algo --map $map --gpu-device nvidia "$(ls "$pages"/*.png | head -1)" -o /tmp/docbin-warm.png
-        line=$(measure $algo serial $map --algo $algo --map $map --gpu-device nvidia --in-flight 1)
-        echo "$line"
-        rate=${line##*pages_per_s=}
-        rate=${rate%% *}
-        if awk -v r="$rate" -v b="$best_rate" 'BEGIN { exit !(r > b) }'; then
-            best=$map
-            best_rate=$rate
-        fi
+        measure $algo serial $map --algo $algo --map $map --gpu-device nvidia --serial
         measure $algo batch $map --algo $algo --map $map --gpu-device nvidia
         if [ "$gpus" -gt 1 ]; then
             measure $algo all $map --algo $algo --map $map --gpu-device all
         fi
     done
-    measure $algo serial-best $best --algo $algo --map $best --gpu-device nvidia --in-flight 1
+    measure $algo auto auto --algo $algo --map auto --gpu-device nvidia
+    if [ "$gpus" -gt 1 ]; then
+        measure $algo all-auto auto --algo $algo --map auto --gpu-device all
+    fi
 done
 rm -rf "$dst" /tmp/docbin-warm.png
 echo "summary (pages/s):"

@@ -227,7 +227,12 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
         return db_fail(DB_ERR_DEVICE, "no role has a device to calibrate; bind one with --cpu-device or --gpu-device");
     for (int a = 0; a < n_algos; a++) {
         const db_algo *algo = o->algos ? o->algos[a] : db_algo_at(a);
-        c.steps += (algo->n_variants ? algo->n_variants : 1) * roles * o->n_sizes;
+        int chosen = 0;
+        for (int v = 0; v < algo->n_variants; v++)
+            chosen += !o->variant || !strcmp(o->variant, algo->variants[v]);
+        if (o->variant && algo->n_variants && !chosen)
+            return db_fail(DB_ERR_USAGE, "%s has no variant '%s'", algo->name, o->variant);
+        c.steps += (algo->n_variants ? chosen : 1) * roles * o->n_sizes;
     }
     c.steps += copiers * o->n_transfer_sizes;
 
@@ -239,7 +244,7 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
         int n_variants = algo->n_variants ? algo->n_variants : 1;
         for (int v = 0; v < n_variants && st == DB_OK; v++)
             for (int r = 0; r < DB_ROLE_COUNT && st == DB_OK; r++) {
-                if (!ctx->role[r])
+                if (!ctx->role[r] || (o->variant && algo->n_variants && strcmp(o->variant, algo->variants[v])))
                     continue;
                 int any = 0;
                 for (int s = 0; s < algo->n_stages; s++)

@@ -32,6 +32,7 @@ enum { DB_CALIBRATE_MAX_SIZES = 16 };
 typedef struct db_calibrate_options {
     const db_algo *const *algos; /* the algorithms; NULL = every algorithm */
     int n_algos;
+    const char *variant;         /* NULL = every variant; else only this one, of the algorithms that have it */
     struct {
         int width, height;
     } sizes[DB_CALIBRATE_MAX_SIZES]; /* page sizes, >= DB_COST_MIN_SIZES distinct pixel counts */

@@ -166,6 +166,15 @@ def main():
             check(first <= {' '.join(r) for r in stages}, 'merge lost or changed rows of the first calibration')
             n_hbk = check_stage_rows(stages, algos, ['hbk'], keys, 'merged calibration')
             check(len(stages) == n + n_hbk, f'merged file has {len(stages)} rows, expected {n + n_hbk}')
+            # --variant: only that variant's rows for algorithms that have variants.
+            one = os.path.join(tmp, 'one-variant.calib')
+            rc, out, err = run(['--calibrate', '--algo', 'otsu,sauvola', '--variant', 'global', '--calib', one] + TINY)
+            check(rc == 0, f'calibrate --variant global failed: {err}')
+            _, rows, _ = read_calib(one)
+            got = sorted({(r[2], r[5]) for r in rows})
+            check(got == [('otsu', '-'), ('sauvola', 'global')], f'--variant global calibrated {got}')
+            rc, _, err = run(['--calibrate', '--algo', 'sauvola', '--variant', 'magic', '--calib', one] + TINY)
+            check(rc == 2 and 'magic' in err, f'--calibrate --variant magic: exit {rc}: {err}')
         print('ok   calibration')
 
         # Benchmark: every map of otsu x (a PNG file and a sample page) x 2 timed runs.

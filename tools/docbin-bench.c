@@ -22,7 +22,7 @@ enum exit_code {
 
 static const char usage_text[] =
     "usage: docbin-bench --algo NAME [options] [IMAGE...]\n"
-    "       docbin-bench --calibrate [--algo A,B,...] [--sizes WxH,WxH,...] [--runs N] [--calib FILE]\n"
+    "       docbin-bench --calibrate [--algo A,B,...] [--variant V] [--sizes WxH,...] [--runs N] [--calib FILE]\n"
     "       docbin-bench --help | --version\n"
     "\n"
     "Benchmark: runs one algorithm under each map on each image, one warm-up run and then\n"
@@ -57,6 +57,7 @@ static const char usage_text[] =
     "      --calibrate         calibrate instead of benchmarking\n"
     "      --sizes WxH,...     page sizes, at least 3 different pixel counts\n"
     "      --calib FILE        the calibration file to merge into\n"
+    "      --variant NAME      calibrate only this stats variant (default: every variant)\n"
     "\n"
     "A progress line is shown on stderr when it is a terminal.\n"
     "\n"
@@ -125,6 +126,7 @@ static int calibrate(const request *rq)
     db_calibrate_options opts;
     db_calibrate_defaults(&opts);
     opts.runs = rq->runs;
+    opts.variant = rq->variant;
     const db_algo *algos[MAX_ALGOS];
     if (rq->algo_text) {
         char list[512];
@@ -515,9 +517,9 @@ int main(int argc, char **argv)
     if (rq.calibrate) {
         if (rq.predict)
             return usage_error("--predict compares a benchmark with the planner; --calibrate makes the calibration");
-        if (rq.n_images || rq.maps_text || rq.csv || rq.svg || rq.n_samples || rq.n_settings || rq.variant)
-            return usage_error("--calibrate takes --algo, --sizes, --runs, --calib and the device options only; "
-                               "it times sample pages with default parameters and every variant");
+        if (rq.n_images || rq.maps_text || rq.csv || rq.svg || rq.n_samples || rq.n_settings)
+            return usage_error("--calibrate takes --algo, --variant, --sizes, --runs, --calib and the device options "
+                               "only; it times sample pages with default parameters");
         return calibrate(&rq);
     }
     return bench(&rq);

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The planner on a machine with an NVIDIA GPU and PoCL.
+# usage: bench/planner_device.sh OUTDIR calibrate|accuracy IMAGE [ALGOS]
+#   calibrate: docbin-bench --calibrate for ALGOS (default: all) with the gpu
+#              role on the GPU, the stats variant $VARIANT only (default
+#              sliding, the default variant; the shared-memory variants take
+#              seconds a run on PoCL); the calibration file goes to OUTDIR/perf,
+#              or stays in $DOCBIN_PERF_DIR when that is set.
+#   accuracy:  for each of ALGOS, every map on IMAGE (a DIBCO-size page) and on
+#              an A4 300 dpi synthetic page, one warm-up and 5 timed runs, with
+#              the planner's prediction beside each map's median and the map
+#              --map auto picks against the fastest one (docbin-bench --predict);
+#              CSV and SVG per algorithm in OUTDIR.
+set -u
+out=${1:?usage: planner_device.sh OUTDIR calibrate|accuracy IMAGE [ALGOS]}
+part=${2:?usage: planner_device.sh OUTDIR calibrate|accuracy IMAGE [ALGOS]}
+image=${3:?usage: planner_device.sh OUTDIR calibrate|accuracy IMAGE [ALGOS]}
+algos=${4:-otsu niblack sauvola nick wolf hbk howe dbs}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+. "$(dirname "$0")/device_setup.sh"
+export DOCBIN_PERF_DIR=${DOCBIN_PERF_DIR:-$out/perf}
+a4=/tmp/docbin-synth-a4.png
+[ -e $a4 ] || $build/docbin-synth --a4 --seed 1 -o $a4 --gt /tmp/docbin-synth-a4-gt.png
+
+if [ "$part" = calibrate ]; then
+    $run --list-devices --gpu-device nvidia
+    time $build/docbin-bench --calibrate --gpu-device nvidia --algo "$(echo $algos | tr ' ' ,)" \
+        --variant "${VARIANT:-sliding}"
+fi
+if [ "$part" = accuracy ]; then
+    for algo in $algos; do
+        echo "== $algo"
+        $build/docbin-bench --algo $algo --gpu-device nvidia --runs 5 --predict "$image" $a4 \
+            --csv "$out/$algo.csv" --svg "$out/$algo.svg"
+    done
+fi
