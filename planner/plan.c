@@ -346,31 +346,39 @@ db_status db_plan_choose(const db_plan_costs *costs, db_plan_objective objective
     memset(choice, 0, sizeof *choice);
     choice->index = -1;
     bool any_unknown = false;
-    double best = 0;
-    int best_moved = 0;
+    int n = db_map_count(algo);
+    double score[1 << DB_MAX_STAGES];
     db_plan_sim *sim = &(db_plan_sim){0};
-    for (int i = 0; i < db_map_count(algo); i++) {
+    double best = INFINITY;
+    for (int i = 0; i < n && !any_unknown; i++) {
         db_map map;
         db_map_nth(algo, i, &map);
+        score[i] = INFINITY;
         if (!db_plan_runnable(costs, &map, NULL, 0))
             continue;
         db_plan_simulate(costs, &map, sim);
-        if (!sim->known) {
-            any_unknown = true;
-            break;
-        }
-        double score = db_plan_score(sim, objective);
+        any_unknown = !sim->known;
+        score[i] = db_plan_score(sim, objective);
+        best = fmin(best, score[i]);
+    }
+    /* Among the maps within the margin of the best: the fewest stages moved off
+    ** the default, then the lower score, then enumeration order. */
+    int best_moved = 0;
+    for (int i = 0; i < n && !any_unknown && isfinite(best); i++) {
+        if (!(score[i] <= best * (1 + DB_PLAN_MARGIN) + TIE_EPS * fabs(best)))
+            continue;
+        db_map map;
+        db_map_nth(algo, i, &map);
         int mv = moved(&map, &def);
-        bool better = choice->index < 0 || score < best - TIE_EPS * fabs(best);
-        bool tie = !better && fabs(score - best) <= TIE_EPS * fmax(fabs(score), fabs(best));
-        if (better || (tie && mv < best_moved)) {
+        if (choice->index < 0 || mv < best_moved ||
+            (mv == best_moved && score[i] < score[choice->index] - TIE_EPS * fabs(best))) {
             choice->index = i;
             choice->map = map;
-            choice->sim = *sim;
-            best = score;
             best_moved = mv;
         }
     }
+    if (choice->index >= 0)
+        db_plan_simulate(costs, &choice->map, &choice->sim);
     if (!any_unknown && choice->index < 0) {
         char why[256];
         db_plan_runnable(costs, &def, why, sizeof why);

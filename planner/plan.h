@@ -11,10 +11,14 @@
 ** shares host memory (PoCL) maps instead of copying, at no cost; the output
 ** (and the report item, when the algorithm has one) ends on the host.
 **
-** Choosing (db_plan_choose) simulates every runnable map and keeps the best
-** for the objective. Ties (within a relative 1e-9) go to the map with fewer
-** stages moved off the default map (db_map_default), then to the earlier map
-** in db_map_nth order, so the same costs always give the same map. When an
+** Choosing (db_plan_choose) simulates every runnable map and scores it for
+** the objective. Every map within DB_PLAN_MARGIN of the best score counts as
+** a tie: a calibrated line is good to a few percent, and a map that moves
+** stages off the default pays in ways the model leaves out (cross-device
+** events, host threads sharing the CPU with the cpu role's device). Ties go to
+** the map with fewer stages moved off the default map (db_map_default), then to
+** the lower score, then to the earlier map in db_map_nth order, so the same
+** costs always give the same map. When an
 ** entry a runnable map needs is unknown (uncalibrated or stale), no map is
 ** compared: the default map is chosen and the cost table's notes say what is
 ** missing and how to calibrate it.
@@ -30,6 +34,10 @@
 #include "runtime/device.h"
 #include "runtime/profile.h"
 #include "runtime/stage.h"
+
+/* How much better than the default-most map a map must be predicted, as a
+** fraction of the best score, to be chosen over it (see above). */
+#define DB_PLAN_MARGIN 0.05
 
 /* What a plan optimises. */
 typedef enum db_plan_objective {

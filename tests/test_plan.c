@@ -335,6 +335,17 @@ static void test_ties(void)
     shared_costs(&c, &chain, e);
     choose(&c, DB_PLAN_LATENCY, &ch);
     CHECK(!strcmp(fmt(&ch.map), "cpu,gpu"), "fewer-moved tie chose %s", fmt(&ch.map));
+    /* The margin: s0 cpu 0.96 / gpu 1, s1 cpu 1 / gpu 1. cpu,gpu takes 1.96 ms
+    ** against 2 for the default gpu,gpu: 2% better, inside DB_PLAN_MARGIN (5%),
+    ** so the default stays. With s0 on cpu at 0.8 (1.8 ms, 10% better) cpu,gpu wins. */
+    const double m1[2][2] = {{0.96, 1}, {1, 1}};
+    shared_costs(&c, &chain, m1);
+    choose(&c, DB_PLAN_LATENCY, &ch);
+    CHECK(!strcmp(fmt(&ch.map), "gpu,gpu") && near(ch.sim.latency_ms, 2), "2%% better chose %s", fmt(&ch.map));
+    const double m2[2][2] = {{0.8, 1}, {1, 1}};
+    shared_costs(&c, &chain, m2);
+    choose(&c, DB_PLAN_LATENCY, &ch);
+    CHECK(!strcmp(fmt(&ch.map), "cpu,gpu") && near(ch.sim.latency_ms, 1.8), "10%% better chose %s", fmt(&ch.map));
     /* Rounding: items of 0 bytes, gpu copies cost their latency, 0.1 ms in, 0 out.
     **   cpu,cpu: 0.3 + 0 = 0.3               gpu,gpu: 0.1 + 0.2 + 0 = 0.30000000000000004
     **   gpu,cpu: 0.1 + 0.2 + 0 + 0 as well   cpu,gpu: 0.3 + 0.1 + 0 = 0.4
