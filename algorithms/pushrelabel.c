@@ -23,6 +23,7 @@ const char *const db_pr_kernels_names[DB_PR_KERNELS_COUNT] = {"global", "tiles"}
 ** drains the queue (tens of microseconds on a discrete GPU), while a launch
 ** past convergence finds nothing to do and costs a few. */
 #define MAX_BATCH 8
+#define MAX_BFS_BATCH 32
 
 static cl_int cycles_per_launch(const db_pr_cut *pr)
 {
@@ -78,30 +79,41 @@ static db_status global_relabel(db_pr_cut *pr)
     int tiles = pr->kernels == DB_PR_TILES;
     cl_int sweeps = tiles ? TILE_BFS_ROUNDS : cycles_per_launch(pr) == 1 ? 1 : SWEEPS;
     cl_kernel k = tiles ? pr->tile_bfs : pr->bfs_sweeps;
+    /* Tiles: a launch past convergence only reads one int per tile. */
+    cl_int max_batch = tiles ? MAX_BFS_BATCH : MAX_BATCH;
     db_status st = db_stage_args(run, pr->bfs_init, 4, sizeof pr->rt, &pr->rt, sizeof pr->n, &pr->n,
                                  sizeof pr->hmax, &pr->hmax, sizeof pr->height, &pr->height);
     if (st == DB_OK)
         st = launch(pr, pr->bfs_init, (size_t)pr->n);
+    /* Every tile runs the first launch. */
     if (st == DB_OK && tiles)
-        st = db_stage_args(run, k, 7, sizeof pr->res, &pr->res, sizeof pr->rows, &pr->rows, sizeof pr->cols,
-                           &pr->cols, sizeof pr->hmax, &pr->hmax, sizeof sweeps, &sweeps, sizeof pr->height,
-                           &pr->height, sizeof pr->counter, &pr->counter);
+        st = fill(pr, pr->bfs_wake, pr->tiles, pr->bfs_launches);
     else if (st == DB_OK)
         st = db_stage_args(run, k, 6, sizeof pr->res, &pr->res, sizeof pr->rows, &pr->rows, sizeof pr->cols,
                            &pr->cols, sizeof sweeps, &sweeps, sizeof pr->height, &pr->height, sizeof pr->counter,
                            &pr->counter);
     /* The counter is cleared before the last launch of a batch only, so it
     ** says whether that launch changed anything. */
-    for (cl_int changed = 1, batch = 1; st == DB_OK && changed; batch = batch < MAX_BATCH ? 2 * batch : batch) {
+    for (cl_int changed = 1, batch = 1; st == DB_OK && changed; batch = batch < max_batch ? 2 * batch : batch) {
         for (cl_int b = 0; b < batch && st == DB_OK; b++) {
             if (b == batch - 1)
                 st = fill(pr, pr->counter, 1, 0);
-            if (st == DB_OK)
-                st = tiles ? launch_tiles(pr, k) : launch(pr, k, (size_t)pr->n);
+            if (st == DB_OK && tiles) {
+                cl_int stamp = pr->bfs_launches++;
+                st = db_stage_args(run, k, 9, sizeof pr->res, &pr->res, sizeof pr->rows, &pr->rows, sizeof pr->cols,
+                                   &pr->cols, sizeof pr->hmax, &pr->hmax, sizeof sweeps, &sweeps, sizeof pr->height,
+                                   &pr->height, sizeof pr->counter, &pr->counter, sizeof pr->bfs_wake, &pr->bfs_wake,
+                                   sizeof stamp, &stamp);
+                st = st == DB_OK ? launch_tiles(pr, k) : st;
+            } else if (st == DB_OK)
+                st = launch(pr, k, (size_t)pr->n);
         }
         if (st != DB_OK || (st = db_stage_read(run, pr->counter, 0, sizeof changed, &changed)) != DB_OK)
             return st;
     }
+    /* New heights: every tile may have work. */
+    if (st == DB_OK && tiles)
+        st = fill(pr, pr->wake, pr->tiles, pr->launches);
     if (st == DB_OK) {
         pr->exact = 1;
         pr->relabels++;
@@ -138,6 +150,7 @@ db_status db_pr_cut_begin(db_pr_cut *pr, db_stage_run *run, int rows, int cols, 
     pr->hmax = pr->n + 1;
     pr->tiles_x = (cols + TILE_W - 1) / TILE_W;
     pr->tiles_y = (rows + TILE_H - 1) / TILE_H;
+    pr->tiles = pr->tiles_x * pr->tiles_y;
     size_t n = (size_t)pr->n, slots = 2 * (size_t)pr->tiles_x * (size_t)pr->tiles_y * TILE_SLOTS;
     pr->res = db_stage_scratch(run, 4 * n * sizeof(cl_int));
     pr->rt = db_stage_scratch(run, n * sizeof(cl_int));
@@ -156,12 +169,14 @@ db_status db_pr_cut_begin(db_pr_cut *pr, db_stage_run *run, int rows, int cols, 
         return db_error_status();
     if (pr->kernels == DB_PR_TILES) {
         pr->incoming = db_stage_scratch(run, slots * sizeof(cl_int));
+        pr->wake = db_stage_scratch(run, (size_t)pr->tiles * sizeof(cl_int));
+        pr->bfs_wake = db_stage_scratch(run, (size_t)pr->tiles * sizeof(cl_int));
         pr->tile_push = db_stage_kernel(run, "pushrelabel.cl", "pr_tile_push");
         pr->tile_settle = db_stage_kernel(run, "pushrelabel.cl", "pr_tile_settle");
         pr->tile_bfs = db_stage_kernel(run, "pushrelabel.cl", "pr_tile_bfs");
-        if (!pr->incoming || !pr->tile_push || !pr->tile_settle || !pr->tile_bfs)
+        if (!pr->incoming || !pr->wake || !pr->bfs_wake || !pr->tile_push || !pr->tile_settle || !pr->tile_bfs)
             return db_error_status();
-        if ((st = fill(pr, pr->incoming, (cl_int)slots, 0)) != DB_OK)
+        if ((st = fill(pr, pr->incoming, (cl_int)slots, 0)) != DB_OK || (st = fill(pr, pr->wake, pr->tiles, 0)) != DB_OK)
             return st;
     } else {
         pr->bfs_sweeps = db_stage_kernel(run, "pushrelabel.cl", "pr_bfs_sweeps");
@@ -186,11 +201,12 @@ static db_status push_launch(db_pr_cut *pr, cl_int rounds)
     db_stage_run *run = pr->run;
     db_status st;
     if (pr->kernels == DB_PR_TILES) {
-        cl_int parity = (cl_int)(pr->launches++ & 1);
-        st = db_stage_args(run, pr->tile_push, 10, sizeof pr->excess, &pr->excess, sizeof pr->height, &pr->height,
+        cl_int parity = (cl_int)(pr->launches & 1), stamp = (cl_int)pr->launches;
+        st = db_stage_args(run, pr->tile_push, 12, sizeof pr->excess, &pr->excess, sizeof pr->height, &pr->height,
                            sizeof pr->res, &pr->res, sizeof pr->rt, &pr->rt, sizeof pr->incoming, &pr->incoming,
                            sizeof pr->rows, &pr->rows, sizeof pr->cols, &pr->cols, sizeof pr->hmax, &pr->hmax,
-                           sizeof rounds, &rounds, sizeof parity, &parity);
+                           sizeof rounds, &rounds, sizeof parity, &parity, sizeof pr->wake, &pr->wake, sizeof stamp,
+                           &stamp);
         st = st == DB_OK ? launch_tiles(pr, pr->tile_push) : st;
     } else {
         st = db_stage_args(run, pr->cycles, 8, sizeof pr->excess, &pr->excess, sizeof pr->height, &pr->height,
@@ -199,6 +215,7 @@ static db_status push_launch(db_pr_cut *pr, cl_int rounds)
         st = st == DB_OK ? launch(pr, pr->cycles, (size_t)pr->n) : st;
     }
     pr->iterations += rounds;
+    pr->launches++;
     return st;
 }
 
@@ -209,10 +226,11 @@ static db_status count_active(db_pr_cut *pr, cl_int *active)
     db_stage_run *run = pr->run;
     db_status st = fill(pr, pr->counter, 1, 0);
     if (st == DB_OK && pr->kernels == DB_PR_TILES) {
-        st = db_stage_args(run, pr->tile_settle, 8, sizeof pr->excess, &pr->excess, sizeof pr->height, &pr->height,
+        cl_int stamp = (cl_int)pr->launches;
+        st = db_stage_args(run, pr->tile_settle, 10, sizeof pr->excess, &pr->excess, sizeof pr->height, &pr->height,
                            sizeof pr->res, &pr->res, sizeof pr->incoming, &pr->incoming, sizeof pr->rows, &pr->rows,
                            sizeof pr->cols, &pr->cols, sizeof pr->hmax, &pr->hmax, sizeof pr->counter,
-                           &pr->counter);
+                           &pr->counter, sizeof pr->wake, &pr->wake, sizeof stamp, &stamp);
         st = st == DB_OK ? launch_tiles(pr, pr->tile_settle) : st;
     } else if (st == DB_OK) {
         st = db_stage_args(run, pr->count, 5, sizeof pr->excess, &pr->excess, sizeof pr->height, &pr->height,
@@ -231,6 +249,7 @@ db_status db_pr_cut_solve(db_pr_cut *pr)
     long start = pr->iterations, interval = ROUND, next_relabel = pr->iterations + interval;
     /* `fixed` reads after every launch. */
     int batch = 1, max_batch = pr->strategy == DB_RELABEL_FIXED ? 1 : MAX_BATCH;
+    cl_int previous = -1;
     for (;;) {
         db_status st = DB_OK;
         for (int b = 0; b < batch && st == DB_OK; b++)
@@ -256,13 +275,21 @@ db_status db_pr_cut_solve(db_pr_cut *pr)
             return db_fail(DB_ERR_CL, "graph cut: push-relabel did not finish within %ld iterations on %s device '%s'",
                            MAX_ITERATIONS, db_role_name(db_stage_device(run)->role), db_stage_device(run)->info.name);
         batch = batch < max_batch ? 2 * batch : batch;
-        if ((pr->strategy == DB_RELABEL_FIXED && pr->iterations % ROUND == 0) ||
+        /* Tiles see their neighbours' heights only at the start of a launch,
+        ** so excess that can no longer reach the sink climbs slowly where it
+        ** crosses tile borders and stays active for many launches; the
+        ** active count stops falling then. `exponential` does not wait for
+        ** its next interval in that case. */
+        int stalled = tiles && pr->strategy == DB_RELABEL_EXPONENTIAL && previous >= 0 && active >= previous;
+        previous = active;
+        if (stalled || (pr->strategy == DB_RELABEL_FIXED && pr->iterations % ROUND == 0) ||
             (pr->strategy == DB_RELABEL_EXPONENTIAL && pr->iterations >= next_relabel)) {
             if ((st = global_relabel(pr)) != DB_OK)
                 return st;
             interval *= 2;
             next_relabel = pr->iterations + interval;
             batch = 1;
+            previous = -1;
         }
     }
 }

@@ -16,7 +16,9 @@
 
 /* How often exact heights are recomputed by a search from the sink (the names
 ** of Westphal et al. 2018): never during the run, once before the first push,
-** every 8 push/relabel iterations, or at intervals doubling from 8. The last
+** every 8 push/relabel iterations, or at intervals doubling from 8 (with the
+** TILES kernels also as soon as the number of active nodes stops falling).
+** A search also runs whenever no node looks active, to prove it, and the last
 ** search of the cut always runs, so the choice changes speed, never the cut. */
 typedef enum db_relabel {
     DB_RELABEL_NONE,
@@ -53,15 +55,17 @@ typedef struct db_pr_cut {
     cl_int rows, cols, n, hmax;
     db_relabel strategy;
     db_pr_kernels kernels;
-    cl_int tiles_x, tiles_y;            /* tiles of the TILES kernels across and down */
+    cl_int tiles_x, tiles_y, tiles;     /* tiles of the TILES kernels across, down, in all */
     cl_mem right, down;                 /* original link capacities (raises test them) */
     cl_mem res, rt, excess, height;     /* residuals N/S/W/E per node, to the sink; excess; heights */
     cl_mem counter, base, partial;
     cl_mem incoming;                    /* TILES: pushes over tile borders not yet added (zero between solves) */
+    cl_mem wake, bfs_wake;              /* TILES: per tile, the last push / search launch that must run it */
     int exact;                          /* heights are exact distances (a global relabel ran since the last change) */
     long iterations;                    /* push/relabel iterations so far, over every solve */
     long relabels;                      /* global relabels so far */
-    long launches;                      /* TILES: push launches so far (their parity picks the slots) */
+    cl_int launches;                    /* push launches so far (TILES: their index and parity) */
+    cl_int bfs_launches;                /* TILES: search launches so far (their index) */
     cl_kernel fill, bfs_init, bfs_sweeps, cycles, count, raise, tile_push, tile_settle, tile_bfs;
 } db_pr_cut;
 

@@ -234,6 +234,16 @@ kernel void pr_flow_final(global const long *partial, int parts, int index, glob
 ** batches, pr_tile_settle folds both parities, so heights searches and the
 ** active count see the whole residual graph.
 **
+** Most tiles have nothing to do in most launches, so a tile runs only when
+** woken: wake[tile] holds the index of the last launch that must run it, and
+** a launch of index `stamp` skips tiles whose entry is lower (reading one int).
+** A tile wakes itself for the next launch while it has active nodes, a push
+** over the border wakes the receiving tile (which must fold the slot then),
+** pr_tile_settle wakes every tile with an active node, and the host wakes all
+** after a global relabel (new heights). A tile with no active node and no
+** incoming flow has nothing to do whatever its neighbours' heights, so the
+** skips change nothing but the work.
+**
 ** A tile reads its halo's heights once, at load: they may be stale (the
 ** neighbour raises them during the launch, or writes them back while they are
 ** read: a race of whole ints, old or new value alike). Stale heights only
@@ -334,13 +344,20 @@ global int *tile_slots(global int *incoming, int parity, int tx, int ty)
 ** a tile with no active node after the fold writes back what it folded only. */
 kernel __attribute__((reqd_work_group_size(TILE_W, TILE_H, 1))) void
 pr_tile_push(global int *excess, global int *height, global int *res, global int *rt, global int *incoming,
-             int rows, int cols, int hmax, int rounds, int parity)
+             int rows, int cols, int hmax, int rounds, int parity, global int *wake, int stamp)
 {
     local int lh[(TILE_H + 2) * HALO_W];
     local int sent[4][TILE_N];
-    local int active[2];
+    local int active[2], go;
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE_W + lx;
     int tx = get_group_id(0), ty = get_group_id(1), tiles_x = get_num_groups(0), tiles_y = get_num_groups(1);
+    int tile = ty * tiles_x + tx;
+    /* One read for the whole group: neighbours may raise the entry meanwhile. */
+    if (lid == 0)
+        go = wake[tile] >= stamp;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!go)
+        return;
     int r = ty * TILE_H + ly, k = tx * TILE_W + lx, inside = r < rows && k < cols, i = r * cols + k;
     int e = 0, h = hmax, t = 0, rs[4] = {0, 0, 0, 0}, folded = 0;
     if (inside) {
@@ -366,7 +383,7 @@ pr_tile_push(global int *excess, global int *height, global int *res, global int
         }
         return;
     }
-    int out[4] = {0, 0, 0, 0};
+    int out[4] = {0, 0, 0, 0}, busy = 1;
     /* active[p] counts this round's active nodes while active[p ^ 1], read
     ** by everyone before the first barrier of this round, is cleared. */
     for (int round = 0; round < rounds; round++) {
@@ -419,9 +436,11 @@ pr_tile_push(global int *excess, global int *height, global int *res, global int
         if (e > 0 && h < hmax)
             atomic_inc(&active[p]);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (active[p] == 0)
+        if ((busy = active[p]) == 0)
             break;
     }
+    if (lid == 0 && busy)
+        atomic_max(&wake[tile], stamp + 1);
     if (!inside)
         return;
     excess[i] = e;
@@ -429,22 +448,31 @@ pr_tile_push(global int *excess, global int *height, global int *res, global int
     rt[i] = t;
     vstore4((int4)(rs[N], rs[S], rs[W], rs[E]), i, res);
     /* The arc v -> u of a push u -> v over the border: its slot in v's tile. */
-    if (out[N] && ty > 0)
+    if (out[N] && ty > 0) {
         tile_slots(incoming, parity, tx, ty - 1)[tile_slot(lx, TILE_H - 1, S)] += out[N];
-    if (out[S] && ty < tiles_y - 1)
+        atomic_max(&wake[tile - tiles_x], stamp + 1);
+    }
+    if (out[S] && ty < tiles_y - 1) {
         tile_slots(incoming, parity, tx, ty + 1)[tile_slot(lx, 0, N)] += out[S];
-    if (out[W] && tx > 0)
+        atomic_max(&wake[tile + tiles_x], stamp + 1);
+    }
+    if (out[W] && tx > 0) {
         tile_slots(incoming, parity, tx - 1, ty)[tile_slot(TILE_W - 1, ly, E)] += out[W];
-    if (out[E] && tx < tiles_x - 1)
+        atomic_max(&wake[tile - 1], stamp + 1);
+    }
+    if (out[E] && tx < tiles_x - 1) {
         tile_slots(incoming, parity, tx + 1, ty)[tile_slot(0, ly, W)] += out[E];
+        atomic_max(&wake[tile + 1], stamp + 1);
+    }
 }
 
 /* Between batches of pr_tile_push: folds both parities' incoming slots, so
 ** that excess and residuals are whole again, and adds the number of active
-** nodes (e > 0, h < hmax) to *count, one atomic per tile. */
+** nodes (e > 0, h < hmax) to *count, one atomic per tile; wakes the tiles
+** with an active node for the push launch of index `stamp`. */
 kernel __attribute__((reqd_work_group_size(TILE_W, TILE_H, 1))) void
 pr_tile_settle(global int *excess, global const int *height, global int *res, global int *incoming, int rows,
-               int cols, int hmax, global int *count)
+               int cols, int hmax, global int *count, global int *wake, int stamp)
 {
     local int active;
     int lx = get_local_id(0), ly = get_local_id(1), tx = get_group_id(0), ty = get_group_id(1);
@@ -466,8 +494,10 @@ pr_tile_settle(global int *excess, global const int *height, global int *res, gl
             atomic_inc(&active);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lx == 0 && ly == 0 && active > 0)
+    if (lx == 0 && ly == 0 && active > 0) {
         atomic_add(count, active);
+        atomic_max(&wake[ty * get_num_groups(0) + tx], stamp);
+    }
 }
 
 /* Global relabel, block-local: up to `rounds` relaxation rounds (as in
@@ -475,15 +505,25 @@ pr_tile_settle(global int *excess, global const int *height, global int *res, gl
 ** read once from global memory. Heights only fall and never below the true
 ** distance, whatever the halo read (old or new), so launches converge to the
 ** breadth-first distances; *changed is set when a tile lowered anything, and a
-** launch in which no tile did saw final values everywhere. */
+** launch in which no tile did saw final values everywhere. Tiles are woken as
+** in pr_tile_push (wake[tile] >= stamp): the host wakes all for the first
+** launch, a tile that lowered a border node wakes the neighbour beyond it, and
+** one that did not settle within `rounds` wakes itself; a tile left asleep
+** has settled on halo heights that have not changed since. */
 kernel __attribute__((reqd_work_group_size(TILE_W, TILE_H, 1))) void
 pr_tile_bfs(global const int *res, int rows, int cols, int hmax, int rounds, global int *height,
-            global int *changed)
+            global int *changed, global int *wake, int stamp)
 {
     local int lh[(TILE_H + 2) * HALO_W];
-    local int lowered[3];
+    local int lowered[3], edge[4], go;
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE_W + lx;
-    int r = get_group_id(1) * TILE_H + ly, k = get_group_id(0) * TILE_W + lx, inside = r < rows && k < cols;
+    int tx = get_group_id(0), ty = get_group_id(1), tiles_x = get_num_groups(0), tile = ty * tiles_x + tx;
+    if (lid == 0)
+        go = wake[tile] >= stamp;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!go)
+        return;
+    int r = ty * TILE_H + ly, k = tx * TILE_W + lx, inside = r < rows && k < cols;
     int i = r * cols + k, h = hmax, arcs = 0;
     if (inside) {
         h = height[i];
@@ -493,9 +533,12 @@ pr_tile_bfs(global const int *res, int rows, int cols, int hmax, int rounds, glo
     int h0 = h, own = (ly + 1) * HALO_W + lx + 1;
     lh[own] = h;
     load_halo(lh, height, rows, cols, hmax);
+    if (lid < 4)
+        edge[lid] = 0;
     if (lid == 0)
         lowered[0] = lowered[1] = lowered[2] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
+    int busy = 1;
     /* lowered[p] counts this round's changes; lowered[p ^ 1] is cleared as in pr_tile_push. */
     for (int round = 0; round < rounds; round++) {
         int p = round & 1, best = h;
@@ -512,14 +555,29 @@ pr_tile_bfs(global const int *res, int rows, int cols, int hmax, int rounds, glo
         if (lid == 0)
             lowered[p ^ 1] = 0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lowered[p] == 0)
+        if ((busy = lowered[p]) == 0)
             break;
     }
     if (h < h0) {
         height[i] = h;
         atomic_inc(&lowered[2]);
+        for (int d = 0; d < 4; d++)
+            if (tile_border(lx, ly, d))
+                atomic_or(&edge[d], 1);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0 && lowered[2] > 0)
+    if (lid != 0)
+        return;
+    if (lowered[2] > 0)
         atomic_or(changed, 1);
+    if (busy)
+        atomic_max(&wake[tile], stamp + 1);
+    if (edge[N] && ty > 0)
+        atomic_max(&wake[tile - tiles_x], stamp + 1);
+    if (edge[S] && ty < get_num_groups(1) - 1)
+        atomic_max(&wake[tile + tiles_x], stamp + 1);
+    if (edge[W] && tx > 0)
+        atomic_max(&wake[tile - 1], stamp + 1);
+    if (edge[E] && tx < tiles_x - 1)
+        atomic_max(&wake[tile + 1], stamp + 1);
 }
