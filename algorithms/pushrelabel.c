@@ -269,6 +269,7 @@ db_status db_pr_cut_solve(db_pr_cut *pr)
                 return DB_OK;
             next_relabel = pr->iterations + interval;
             batch = 1;
+            previous = -1;
             continue;
         }
         if (pr->iterations - start >= MAX_ITERATIONS)
