@@ -23,6 +23,8 @@ const char *const db_pr_kernels_names[DB_PR_KERNELS_COUNT] = {"global", "tiles"}
 ** drains the queue (tens of microseconds on a discrete GPU), while a launch
 ** past convergence finds nothing to do and costs a few. */
 #define MAX_BATCH 8
+/* The tiles' searches grow their batches further: a launch past convergence
+** there only reads one int per tile, all tiles being asleep. */
 #define MAX_BFS_BATCH 32
 
 static cl_int cycles_per_launch(const db_pr_cut *pr)
@@ -79,7 +81,6 @@ static db_status global_relabel(db_pr_cut *pr)
     int tiles = pr->kernels == DB_PR_TILES;
     cl_int sweeps = tiles ? TILE_BFS_ROUNDS : cycles_per_launch(pr) == 1 ? 1 : SWEEPS;
     cl_kernel k = tiles ? pr->tile_bfs : pr->bfs_sweeps;
-    /* Tiles: a launch past convergence only reads one int per tile. */
     cl_int max_batch = tiles ? MAX_BFS_BATCH : MAX_BATCH;
     db_status st = db_stage_args(run, pr->bfs_init, 4, sizeof pr->rt, &pr->rt, sizeof pr->n, &pr->n,
                                  sizeof pr->hmax, &pr->hmax, sizeof pr->height, &pr->height);
