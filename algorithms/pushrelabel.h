@@ -16,7 +16,9 @@
 
 /* How often exact heights are recomputed by a search from the sink (the names
 ** of Westphal et al. 2018): never during the run, once before the first push,
-** every 8 push/relabel iterations, or at intervals doubling from 8. The last
+** every 8 push/relabel iterations, or at intervals doubling from 8 (with the
+** TILES kernels also as soon as the number of active nodes stops falling).
+** A search also runs whenever no node looks active, to prove it, and the last
 ** search of the cut always runs, so the choice changes speed, never the cut. */
 typedef enum db_relabel {
     DB_RELABEL_NONE,
@@ -29,29 +31,56 @@ typedef enum db_relabel {
 /* The strategies' names, in enum order (parameter values of `relabel`). */
 extern const char *const db_relabel_names[DB_RELABEL_COUNT];
 
+/* Which kernels run the push/relabel rounds and the searches from the sink.
+** GLOBAL: every round and relaxation sweep over all nodes in global memory
+** (lock-free, Hong & He), the right shape for a CPU device, which runs a
+** work-group's items one after another. TILES: each work-group runs many
+** rounds on a 16x16 tile in local memory per launch (block-local, as in
+** JF-Cut and Vineet-Narayanan), far fewer global round trips on a GPU.
+** The default follows the device type; the environment variable
+** DOCBIN_PUSHRELABEL=global|tiles forces one (tests run both on PoCL, the
+** bench compares them). Either gives the same cut and flow. */
+typedef enum db_pr_kernels {
+    DB_PR_GLOBAL,
+    DB_PR_TILES,
+    DB_PR_KERNELS_COUNT
+} db_pr_kernels;
+
+/* The kernel choices' names, in enum order (values of DOCBIN_PUSHRELABEL). */
+extern const char *const db_pr_kernels_names[DB_PR_KERNELS_COUNT];
+
 /* A push-relabel solve in progress on one stage's device. Fields are private. */
 typedef struct db_pr_cut {
     db_stage_run *run;
     cl_int rows, cols, n, hmax;
     db_relabel strategy;
+    db_pr_kernels kernels;
+    cl_int tiles_x, tiles_y, tiles;     /* tiles of the TILES kernels across, down, in all */
     cl_mem right, down;                 /* original link capacities (raises test them) */
     cl_mem res, rt, excess, height;     /* residuals N/S/W/E per node, to the sink; excess; heights */
     cl_mem counter, base, partial;
+    cl_mem incoming;                    /* TILES: pushes over tile borders not yet added (zero between solves) */
+    cl_mem wake, bfs_wake;              /* TILES: per tile, the last push / search launch that must run it */
     int exact;                          /* heights are exact distances (a global relabel ran since the last change) */
     long iterations;                    /* push/relabel iterations so far, over every solve */
     long relabels;                      /* global relabels so far */
-    cl_kernel fill, bfs_init, bfs_sweeps, cycles, count, raise;
+    cl_int launches;                    /* push launches so far (TILES: their index and parity) */
+    cl_int bfs_launches;                /* TILES: search launches so far (their index) */
+    cl_kernel fill, bfs_init, bfs_sweeps, cycles, count, raise, tile_push, tile_settle, tile_bfs;
 } db_pr_cut;
 
 /* Starts a cut of the rows x cols grid whose capacities are in the given device
 ** buffers (rows*cols int32 each; the links of the last column and row are
 ** ignored). Sends what both t-links of a node share straight through it. The
-** buffers must outlive the cut; scratch memory comes from the stage. */
+** buffers must outlive the cut; scratch memory comes from the stage. Picks
+** the kernels (db_pr_kernels); a bad DOCBIN_PUSHRELABEL is an error. */
 db_status db_pr_cut_begin(db_pr_cut *pr, db_stage_run *run, int rows, int cols, cl_mem source, cl_mem sink,
                           cl_mem right, cl_mem down, db_relabel strategy);
 
 /* Runs push-relabel until no node with excess can reach the sink (a maximum
-** preflow). After db_pr_cut_raise_links it resumes from the current flow. */
+** preflow): it stops only when, right after an exact search from the sink, no
+** node with excess is below hmax, so the result does not rest on the heights
+** the rounds left. After db_pr_cut_raise_links it resumes from the current flow. */
 db_status db_pr_cut_solve(db_pr_cut *pr);
 
 /* Adds `delta` (>= 0) to both arcs of every link of positive capacity: the

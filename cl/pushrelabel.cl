@@ -215,3 +215,369 @@ kernel void pr_flow_final(global const long *partial, int parts, int index, glob
         s += partial[p];
     out[index] = s;
 }
+
+/* ---- Block-local kernels (the gpu role's path on GPU devices) ----
+**
+** A work-group owns a tile of TILE_W x TILE_H nodes and runs many rounds on it
+** in local memory between one load and one write-back, so a launch costs two
+** global round trips however many rounds it runs. Tiles of one launch run at
+** the same time and each writes back its own copy of its nodes, so a tile
+** never writes another tile's excess or residuals. A push across the tile
+** border, u -> v with v in a neighbouring tile, adds delta to e(v) and to
+** r(v, u) alike: the pushing tile adds it to an "incoming" slot of the arc
+** (v, u) instead. Each border arc has one slot per launch parity:
+** launches of parity p add to the slots of parity p, and fold (add into e and
+** r, then zero) the slots of parity 1 - p, which the previous launch filled
+** and nobody writes during this one. An arc's slot has one writer (its tail
+** node's work-item) and one reader (its head node's), in different launches,
+** so no flow is lost or counted twice, and no atomics are needed. Between
+** batches, pr_tile_settle folds both parities, so heights searches and the
+** active count see the whole residual graph.
+**
+** Most tiles have nothing to do in most launches, so a tile runs only when
+** woken: wake[tile] holds the index of the last launch that must run it, and
+** a launch of index `stamp` skips tiles whose entry is lower (reading one int).
+** A tile wakes itself for the next launch while it has active nodes, a push
+** over the border wakes the receiving tile (which must fold the slot then),
+** pr_tile_settle wakes every tile with an active node, and the host wakes all
+** after a global relabel (new heights). A tile with no active node and no
+** incoming flow has nothing to do whatever its neighbours' heights, so the
+** skips change nothing but the work.
+**
+** A tile reads its halo's heights once, at load: they may be stale (the
+** neighbour raises them during the launch, or writes them back while they are
+** read: a race of whole ints, old or new value alike). Stale heights only
+** misguide pushes, which stay feasible (a node never sends more than its
+** excess or a residual), so any interleaving leaves a valid preflow; the host
+** stops only when, right after an exact search from the sink, no node with
+** excess can reach the sink, which makes the preflow maximum whatever the
+** heights were on the way. */
+#define TILE_W 16
+#define TILE_H 16
+#define TILE_N (TILE_W * TILE_H)
+/* Incoming slots of a tile: its north, south, west and east border arcs. */
+#define TILE_SLOTS (2 * (TILE_W + TILE_H))
+/* Row length of a tile's heights with their one-node halo. */
+#define HALO_W (TILE_W + 2)
+
+/* The slot of the arc from node (lx, ly) of a tile to its neighbour in
+** direction d, on that tile's border (d points out of the tile). */
+int tile_slot(int lx, int ly, int d)
+{
+    if (d == N)
+        return lx;
+    if (d == S)
+        return TILE_W + lx;
+    if (d == W)
+        return 2 * TILE_W + ly;
+    return 2 * TILE_W + TILE_H + ly;
+}
+
+/* Whether node (lx, ly)'s neighbour in direction d lies outside the tile. */
+int tile_border(int lx, int ly, int d)
+{
+    return d == N ? ly == 0 : d == S ? ly == TILE_H - 1 : d == W ? lx == 0 : lx == TILE_W - 1;
+}
+
+/* The local index of the neighbour of (lx, ly) in direction d, with the halo. */
+int halo_index(int lx, int ly, int d)
+{
+    int x = lx + 1 + (d == E) - (d == W), y = ly + 1 + (d == S) - (d == N);
+    return y * HALO_W + x;
+}
+
+/* Loads the tile's halo heights into lh (unreached, hmax, outside the grid). */
+void load_halo(local int *lh, volatile global const int *height, int rows, int cols, int hmax)
+{
+    int lid = get_local_id(1) * TILE_W + get_local_id(0);
+    int r0 = get_group_id(1) * TILE_H, k0 = get_group_id(0) * TILE_W;
+    if (lid >= TILE_SLOTS)
+        return;
+    int r, k, at;
+    if (lid < TILE_W) {
+        r = r0 - 1, k = k0 + lid, at = lid + 1;
+    } else if (lid < 2 * TILE_W) {
+        r = r0 + TILE_H, k = k0 + lid - TILE_W, at = (TILE_H + 1) * HALO_W + lid - TILE_W + 1;
+    } else if (lid < 2 * TILE_W + TILE_H) {
+        r = r0 + lid - 2 * TILE_W, k = k0 - 1, at = (lid - 2 * TILE_W + 1) * HALO_W;
+    } else {
+        r = r0 + lid - 2 * TILE_W - TILE_H, k = k0 + TILE_W, at = (lid - 2 * TILE_W - TILE_H + 1) * HALO_W + HALO_W - 1;
+    }
+    lh[at] = r >= 0 && r < rows && k >= 0 && k < cols ? height[r * cols + k] : hmax;
+}
+
+/* Adds the incoming slots of `parity` to the node's excess and residuals and
+** clears them; returns whether anything came in. */
+int fold_incoming(global int *slots, int lx, int ly, int *e, int *rs)
+{
+    int got = 0;
+    for (int d = 0; d < 4; d++) {
+        if (!tile_border(lx, ly, d))
+            continue;
+        int s = tile_slot(lx, ly, d), in = slots[s];
+        if (in != 0) {
+            *e += in;
+            rs[d] += in;
+            slots[s] = 0;
+            got = 1;
+        }
+    }
+    return got;
+}
+
+/* The slots of one parity of tile (tx, ty). */
+global int *tile_slots(global int *incoming, int parity, int tx, int ty)
+{
+    int tiles = get_num_groups(0) * get_num_groups(1);
+    return incoming + ((size_t)parity * tiles + (size_t)ty * get_num_groups(0) + tx) * TILE_SLOTS;
+}
+
+/* Up to `rounds` synchronous push-relabel rounds (specs/howe.md §8) on one
+** tile. A round: every active node (e > 0, h < hmax) sends what it can to the
+** sink (when h > 0), then in the order N, S, W, E to each neighbour it has a
+** residual arc to and is higher than; a node that sent nothing rises to one
+** above its lowest residual neighbour (the sink counts as 0), or to hmax if it
+** has none. Heights are read-only during pushes, so u -> v and v -> u are
+** never both used in one round; pushes inside the tile go through `sent` and
+** the receiver adds them (no atomics); pushes out of the tile go to the
+** neighbour's incoming slots. A tile stops early when no node is active;
+** a tile with no active node after the fold writes back what it folded only. */
+kernel __attribute__((reqd_work_group_size(TILE_W, TILE_H, 1))) void
+pr_tile_push(global int *excess, global int *height, global int *res, global int *rt, global int *incoming,
+             int rows, int cols, int hmax, int rounds, int parity, global int *wake, int stamp)
+{
+    local int lh[(TILE_H + 2) * HALO_W];
+    local int sent[4][TILE_N];
+    local int active[2], go;
+    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE_W + lx;
+    int tx = get_group_id(0), ty = get_group_id(1), tiles_x = get_num_groups(0), tiles_y = get_num_groups(1);
+    int tile = ty * tiles_x + tx;
+    /* One read for the whole group: neighbours may raise the entry meanwhile. */
+    if (lid == 0)
+        go = wake[tile] >= stamp;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!go)
+        return;
+    int r = ty * TILE_H + ly, k = tx * TILE_W + lx, inside = r < rows && k < cols, i = r * cols + k;
+    int e = 0, h = hmax, t = 0, rs[4] = {0, 0, 0, 0}, folded = 0;
+    if (inside) {
+        e = excess[i];
+        h = height[i];
+        t = rt[i];
+        int4 v = vload4(i, res);
+        rs[N] = v.s0, rs[S] = v.s1, rs[W] = v.s2, rs[E] = v.s3;
+        folded = fold_incoming(tile_slots(incoming, parity ^ 1, tx, ty), lx, ly, &e, rs);
+    }
+    lh[(ly + 1) * HALO_W + lx + 1] = h;
+    load_halo(lh, height, rows, cols, hmax);
+    if (lid == 0)
+        active[0] = active[1] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (e > 0 && h < hmax)
+        atomic_inc(&active[1]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (active[1] == 0) {
+        if (folded) {
+            excess[i] = e;
+            vstore4((int4)(rs[N], rs[S], rs[W], rs[E]), i, res);
+        }
+        return;
+    }
+    int out[4] = {0, 0, 0, 0}, busy = 1;
+    /* active[p] counts this round's active nodes while active[p ^ 1], read
+    ** by everyone before the first barrier of this round, is cleared. */
+    for (int round = 0; round < rounds; round++) {
+        int p = round & 1, nh = h;
+        for (int d = 0; d < 4; d++)
+            sent[d][lid] = 0;
+        if (e > 0 && h < hmax) {
+            int moved = 0;
+            if (t > 0 && h > 0) {
+                int delta = min(e, t);
+                t -= delta;
+                e -= delta;
+                moved = 1;
+            }
+            for (int d = 0; d < 4 && e > 0; d++) {
+                if (rs[d] <= 0 || h <= lh[halo_index(lx, ly, d)])
+                    continue;
+                int delta = min(e, rs[d]);
+                rs[d] -= delta;
+                e -= delta;
+                moved = 1;
+                if (tile_border(lx, ly, d))
+                    out[d] += delta;
+                else
+                    sent[d][lid] = delta;
+            }
+            if (!moved) {
+                int low = t > 0 ? 0 : hmax;
+                for (int d = 0; d < 4; d++)
+                    if (rs[d] > 0)
+                        low = min(low, lh[halo_index(lx, ly, d)]);
+                nh = min(low + 1, hmax);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (nh != h) {
+            h = nh;
+            lh[(ly + 1) * HALO_W + lx + 1] = h;
+        }
+        for (int d = 0; d < 4; d++) {
+            if (tile_border(lx, ly, d))
+                continue;
+            int from = lid + (d == S ? TILE_W : d == N ? -TILE_W : d == E ? 1 : -1);
+            int delta = sent[opposite(d)][from];
+            e += delta;
+            rs[d] += delta;
+        }
+        if (lid == 0)
+            active[p ^ 1] = 0;
+        if (e > 0 && h < hmax)
+            atomic_inc(&active[p]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if ((busy = active[p]) == 0)
+            break;
+    }
+    if (lid == 0 && busy)
+        atomic_max(&wake[tile], stamp + 1);
+    if (!inside)
+        return;
+    excess[i] = e;
+    height[i] = h;
+    rt[i] = t;
+    vstore4((int4)(rs[N], rs[S], rs[W], rs[E]), i, res);
+    /* The arc v -> u of a push u -> v over the border: its slot in v's tile. */
+    if (out[N] && ty > 0) {
+        tile_slots(incoming, parity, tx, ty - 1)[tile_slot(lx, TILE_H - 1, S)] += out[N];
+        atomic_max(&wake[tile - tiles_x], stamp + 1);
+    }
+    if (out[S] && ty < tiles_y - 1) {
+        tile_slots(incoming, parity, tx, ty + 1)[tile_slot(lx, 0, N)] += out[S];
+        atomic_max(&wake[tile + tiles_x], stamp + 1);
+    }
+    if (out[W] && tx > 0) {
+        tile_slots(incoming, parity, tx - 1, ty)[tile_slot(TILE_W - 1, ly, E)] += out[W];
+        atomic_max(&wake[tile - 1], stamp + 1);
+    }
+    if (out[E] && tx < tiles_x - 1) {
+        tile_slots(incoming, parity, tx + 1, ty)[tile_slot(0, ly, W)] += out[E];
+        atomic_max(&wake[tile + 1], stamp + 1);
+    }
+}
+
+/* Between batches of pr_tile_push: folds both parities' incoming slots, so
+** that excess and residuals are whole again, and adds the number of active
+** nodes (e > 0, h < hmax) to *count, one atomic per tile; wakes the tiles
+** with an active node for the push launch of index `stamp`. */
+kernel __attribute__((reqd_work_group_size(TILE_W, TILE_H, 1))) void
+pr_tile_settle(global int *excess, global const int *height, global int *res, global int *incoming, int rows,
+               int cols, int hmax, global int *count, global int *wake, int stamp)
+{
+    local int active;
+    int lx = get_local_id(0), ly = get_local_id(1), tx = get_group_id(0), ty = get_group_id(1);
+    int r = ty * TILE_H + ly, k = tx * TILE_W + lx, i = r * cols + k;
+    if (lx == 0 && ly == 0)
+        active = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (r < rows && k < cols) {
+        int e = excess[i], rs[4];
+        int4 v = vload4(i, res);
+        rs[N] = v.s0, rs[S] = v.s1, rs[W] = v.s2, rs[E] = v.s3;
+        int a = fold_incoming(tile_slots(incoming, 0, tx, ty), lx, ly, &e, rs);
+        int b = fold_incoming(tile_slots(incoming, 1, tx, ty), lx, ly, &e, rs);
+        if (a || b) {
+            excess[i] = e;
+            vstore4((int4)(rs[N], rs[S], rs[W], rs[E]), i, res);
+        }
+        if (e > 0 && height[i] < hmax)
+            atomic_inc(&active);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lx == 0 && ly == 0 && active > 0) {
+        atomic_add(count, active);
+        atomic_max(&wake[ty * get_num_groups(0) + tx], stamp);
+    }
+}
+
+/* Global relabel, block-local: up to `rounds` relaxation rounds (as in
+** pr_bfs_sweeps) on one tile's heights in local memory, the halo's heights
+** read once from global memory. Heights only fall and never below the true
+** distance, whatever the halo read (old or new), so launches converge to the
+** breadth-first distances; *changed is set when a tile lowered anything, and a
+** launch in which no tile did saw final values everywhere. Tiles are woken as
+** in pr_tile_push (wake[tile] >= stamp): the host wakes all for the first
+** launch, a tile that lowered a border node wakes the neighbour beyond it, and
+** one that did not settle within `rounds` wakes itself; a tile left asleep
+** has settled on halo heights that have not changed since. */
+kernel __attribute__((reqd_work_group_size(TILE_W, TILE_H, 1))) void
+pr_tile_bfs(global const int *res, int rows, int cols, int hmax, int rounds, global int *height,
+            global int *changed, global int *wake, int stamp)
+{
+    local int lh[(TILE_H + 2) * HALO_W];
+    local int lowered[3], edge[4], go;
+    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE_W + lx;
+    int tx = get_group_id(0), ty = get_group_id(1), tiles_x = get_num_groups(0), tile = ty * tiles_x + tx;
+    if (lid == 0)
+        go = wake[tile] >= stamp;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!go)
+        return;
+    int r = ty * TILE_H + ly, k = tx * TILE_W + lx, inside = r < rows && k < cols;
+    int i = r * cols + k, h = hmax, arcs = 0;
+    if (inside) {
+        h = height[i];
+        int4 v = vload4(i, res);
+        arcs = (v.s0 > 0) << N | (v.s1 > 0) << S | (v.s2 > 0) << W | (v.s3 > 0) << E;
+    }
+    int h0 = h, own = (ly + 1) * HALO_W + lx + 1;
+    lh[own] = h;
+    load_halo(lh, height, rows, cols, hmax);
+    if (lid < 4)
+        edge[lid] = 0;
+    if (lid == 0)
+        lowered[0] = lowered[1] = lowered[2] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int busy = 1;
+    /* lowered[p] counts this round's changes; lowered[p ^ 1] is cleared as in pr_tile_push. */
+    for (int round = 0; round < rounds; round++) {
+        int p = round & 1, best = h;
+        if (h > 1)
+            for (int d = 0; d < 4; d++)
+                if (arcs >> d & 1)
+                    best = min(best, lh[halo_index(lx, ly, d)] + 1);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (best < h) {
+            h = best;
+            lh[own] = h;
+            atomic_inc(&lowered[p]);
+        }
+        if (lid == 0)
+            lowered[p ^ 1] = 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if ((busy = lowered[p]) == 0)
+            break;
+    }
+    if (h < h0) {
+        height[i] = h;
+        atomic_inc(&lowered[2]);
+        for (int d = 0; d < 4; d++)
+            if (tile_border(lx, ly, d))
+                atomic_or(&edge[d], 1);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid != 0)
+        return;
+    if (lowered[2] > 0)
+        atomic_or(changed, 1);
+    if (busy)
+        atomic_max(&wake[tile], stamp + 1);
+    if (edge[N] && ty > 0)
+        atomic_max(&wake[tile - tiles_x], stamp + 1);
+    if (edge[S] && ty < get_num_groups(1) - 1)
+        atomic_max(&wake[tile + tiles_x], stamp + 1);
+    if (edge[W] && tx > 0)
+        atomic_max(&wake[tile - 1], stamp + 1);
+    if (edge[E] && tx < tiles_x - 1)
+        atomic_max(&wake[tile + 1], stamp + 1);
+}

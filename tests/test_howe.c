@@ -4,9 +4,13 @@
 ** degenerate pages, gray and RGB, for several c and Canny settings; the flow
 ** value is the same on every map; images under 3x3 are refused.
 ** Maps whose graphcut runs on the gpu role need its push-relabel cut: until it
-** exists they must be refused with a message naming the stage.
+** exists they must be refused with a message naming the stage. Those maps
+** alternate between the two push-relabel kernel choices (DOCBIN_PUSHRELABEL:
+** PoCL would get `global` only), so each image is cut by both.
 */
+#define _GNU_SOURCE /* setenv */
 #include <string.h>
+#include "algorithms/pushrelabel.h"
 #include "tests/reference_howe.h"
 #include "tests/testutil.h"
 
@@ -46,6 +50,7 @@ static void check(db_context *ctx, const db_algo *algo, const db_image *img, dou
     int ref = ref_howe(img->data, img->width, img->height, img->channels, c, sigma, tlo, thi, expect);
     CHECK(ref == 0, "%s: the reference failed", what);
     int64_t flow = -1;
+    int gpu_cuts = 0;
     for (int i = 0; ref == 0 && i < db_map_count(algo); i++) {
         db_job job;
         db_job_defaults(algo, &job);
@@ -55,8 +60,13 @@ static void check(db_context *ctx, const db_algo *algo, const db_image *img, dou
         job.params[DB_HOWE_SIGMA] = sigma;
         db_map map;
         db_map_nth(algo, i, &map);
-        char m[32];
+        char m[48];
         db_map_format(&map, m, sizeof m);
+        if (map.role[2] == DB_ROLE_GPU) {
+            const char *kernels = db_pr_kernels_names[gpu_cuts++ % DB_PR_KERNELS_COUNT];
+            setenv("DOCBIN_PUSHRELABEL", kernels, 1);
+            snprintf(m + strlen(m), sizeof m - strlen(m), " (%s)", kernels);
+        }
         db_image *out = NULL;
         db_report report = {0};
         db_status st = db_run(ctx, algo, &map, &job, img, &out, &report, NULL);
@@ -77,6 +87,7 @@ static void check(db_context *ctx, const db_algo *algo, const db_image *img, dou
               (long long)report.values[1], (long long)flow);
         db_image_free(out);
     }
+    unsetenv("DOCBIN_PUSHRELABEL");
     free(expect);
 }
 

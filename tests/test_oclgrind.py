@@ -5,7 +5,12 @@ Oclgrind is an OpenCL device simulator; run as `oclgrind PROGRAM` it is the only
 device the program sees, so both roles bind to it. Each algorithm, variant and
 uniform map runs on a small image; any diagnostic on stderr fails the test, and
 the image must equal the one PoCL produced (a third device for the determinism
-contract). Skips when oclgrind is not installed.
+contract). Howe's graph cut runs on the gpu role with both push-relabel kernel
+choices (DOCBIN_PUSHRELABEL) without --data-races: its kernels race between
+work-groups on purpose (heights read while a neighbour writes them, see
+cl/pushrelabel.cl), so only bounds and API misuse are checked there, and the
+image must equal the cpu role's Boykov-Kolmogorov cut. Skips when oclgrind is
+not installed.
 usage: test_oclgrind.py PATH/TO/docbin-run
 """
 import os
@@ -61,6 +66,23 @@ def main():
                       + ('' if ok else f': exit {p.returncode}\n{p.stderr[:2000]}')
                       + ('' if same or not ok else ': image differs from PoCL'))
                 failures += not (ok and same)
+        ref = os.path.join(tmp, 'howe-ref.pgm')
+        p = subprocess.run([DOCBIN, '--algo', 'howe', '--map', 'cpu', '--depth', '8', src, '-o', ref],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            print(f'FAIL howe: reference run failed: {p.stderr.strip()}')
+            failures += 1
+        for kernels in ('global', 'tiles') if p.returncode == 0 else ():
+            out = os.path.join(tmp, f'howe-{kernels}.pgm')
+            p = subprocess.run([oclgrind, '--check-api', DOCBIN, '--algo', 'howe', '--map', 'gpu', '--depth', '8', src,
+                                '-o', out], capture_output=True, text=True, timeout=900,
+                               env=dict(env, DOCBIN_PUSHRELABEL=kernels))
+            ok = p.returncode == 0 and not p.stderr.strip()
+            same = ok and open(out, 'rb').read() == open(ref, 'rb').read()
+            print(f'{"ok  " if ok and same else "FAIL"} howe {kernels} map gpu'
+                  + ('' if ok else f': exit {p.returncode}\n{p.stderr[:2000]}')
+                  + ('' if same or not ok else ': image differs from the cpu cut'))
+            failures += not (ok and same)
     print('oclgrind: ok' if not failures else f'{failures} failure(s)')
     return 1 if failures else 0
 

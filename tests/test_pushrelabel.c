@@ -5,9 +5,15 @@
 ** relabel strategy, on both roles' devices, with zero and saturated
 ** capacities, ties between t-links and regions cut off by zero links; and warm
 ** starts up Howe's ascending capacity table give the cold solve's cut.
+** Both kernel choices run on the gpu role (DOCBIN_PUSHRELABEL=global and
+** tiles; PoCL is a CPU device, which would get `global` only), on graphs that
+** stress the tiles' borders too: sizes that are no multiple of the 16x16 tile,
+** 1 x N and N x 1 grids, a single path snaking through every tile, and flow
+** that must cross the whole grid.
 ** The cut runs alone in a one-stage test algorithm whose input image only
 ** gives the grid size; the graph comes from this file's globals.
 */
+#define _GNU_SOURCE /* setenv */
 #include <string.h>
 #include "algorithms/pushrelabel.h"
 #include "tests/reference_maxflow.h"
@@ -93,8 +99,8 @@ static const db_algo algo = {
     .report_wide = 1,
 };
 
-typedef enum kind { UNIFORM, HOWE_LIKE, SPARSE_LINKS, TIES, N_KINDS } kind;
-static const char *const kind_names[N_KINDS] = {"uniform", "howe-like", "sparse-links", "ties"};
+typedef enum kind { UNIFORM, HOWE_LIKE, SPARSE_LINKS, TIES, SNAKE, FAR, N_KINDS } kind;
+static const char *const kind_names[N_KINDS] = {"uniform", "howe-like", "sparse-links", "ties", "snake", "far"};
 
 /* Random t-links and link masks of one kind. */
 static void make_graph(int rows, int cols, kind k)
@@ -125,6 +131,18 @@ static void make_graph(int rows, int cols, kind k)
             g_source[i] = (int32_t)(x % 80641);
             g_sink[i] = (int32_t)((x >> 12) % 80641);
             break;
+        case SNAKE: { /* sources on the first eighth of a path through every node, sinks on the last */
+            long at = (long)r * cols + (r % 2 ? cols - 1 - c : c);
+            g_source[i] = at < (long)n / 8 + 1 ? (int32_t)(x % 5000) : 0;
+            g_sink[i] = at >= (long)n - (long)n / 8 - 1 ? (int32_t)((x >> 12) % 300) : 0;
+            break;
+        }
+        case FAR: { /* sources in the first quarter along the longer side, sinks in the last */
+            int at = cols >= rows ? c : r, len = cols >= rows ? cols : rows;
+            g_source[i] = 4 * at < len ? (int32_t)(x % 3000) : 0;
+            g_sink[i] = 4 * at >= 3 * len ? (int32_t)((x >> 12) % 3000) : 0;
+            break;
+        }
         default: /* ties: equal t-links everywhere but a few nodes */
             g_source[i] = g_sink[i] = 48000;
             if (x % 13 == 0)
@@ -143,6 +161,10 @@ static void make_graph(int rows, int cols, kind k)
         if (k == SPARSE_LINKS || k == TIES)
             keep = keep && r != rows / 3;
         g_down_mask[i] = keep && r < rows - 1;
+        if (k == SNAKE) { /* the rows, joined at alternate ends */
+            g_right_mask[i] = c < cols - 1;
+            g_down_mask[i] = r < rows - 1 && c == (r % 2 ? 0 : cols - 1);
+        }
     }
 }
 
@@ -159,8 +181,15 @@ static void check(db_context *ctx, int rows, int cols, kind k, int chain)
     CHECK(flow >= 0, "reference failed");
     db_image *img = db_image_new(cols, rows, 1);
     memset(img->data, 0, (size_t)img->stride * (size_t)rows);
-    for (int role = 0; role < DB_ROLE_COUNT; role++)
+    /* The cpu role with the kernels its device type picks, the gpu role with each. */
+    for (int run = 0; run < 1 + DB_PR_KERNELS_COUNT; run++)
         for (int s = 0; s < DB_RELABEL_COUNT; s++) {
+            int role = run > 0;
+            const char *kernels = run > 0 ? db_pr_kernels_names[run - 1] : "default";
+            if (run > 0)
+                setenv("DOCBIN_PUSHRELABEL", kernels, 1);
+            else
+                unsetenv("DOCBIN_PUSHRELABEL");
             /* Every strategy on small grids; on larger ones the default and one
             ** other per role, to keep the test short on PoCL. Without global
             ** relabels during the run, unreachable excess climbs one level per
@@ -175,17 +204,17 @@ static void check(db_context *ctx, int rows, int cols, kind k, int chain)
             db_image *out = NULL;
             db_report report = {0};
             db_status st = db_run(ctx, &algo, &map, &job, img, &out, &report, NULL);
-            CHECK(st == DB_OK, "%dx%d %s on %s: %s", rows, cols, kind_names[k], db_role_name((db_role)role),
-                  db_error_message());
+            CHECK(st == DB_OK, "%dx%d %s on %s (%s kernels): %s", rows, cols, kind_names[k],
+                  db_role_name((db_role)role), kernels, db_error_message());
             if (st != DB_OK)
                 continue;
             size_t d = 0;
             for (int y = 0; y < rows; y++)
                 d += test_diff(out->data + (size_t)y * out->stride, expect + (size_t)y * cols, (size_t)cols);
             CHECK(d == 0 && report.values[0] == flow,
-                  "%dx%d %s, chain %d, relabel %s on %s: flow %lld (Dinic %lld), %zu nodes on the other side", rows,
-                  cols, kind_names[k], chain, db_relabel_names[s], db_role_name((db_role)role),
-                  (long long)report.values[0], (long long)flow, d);
+                  "%dx%d %s, chain %d, relabel %s on %s (%s kernels): flow %lld (Dinic %lld), %zu nodes on the "
+                  "other side", rows, cols, kind_names[k], chain, db_relabel_names[s], db_role_name((db_role)role),
+                  kernels, (long long)report.values[0], (long long)flow, d);
             db_image_free(out);
         }
     db_image_free(img);
@@ -197,10 +226,15 @@ static void check(db_context *ctx, int rows, int cols, kind k, int chain)
 int main(void)
 {
     db_context *ctx = test_open_context();
-    static const struct { int rows, cols; } sizes[] = {{1, 1}, {1, 9}, {9, 1}, {2, 2}, {7, 5}, {16, 16}, {33, 47},
-                                                        {64, 80}};
+    /* warm: also solve warm up to c = 160 (Howe's default) and, with `all`, the whole table. */
+    static const struct { int rows, cols, warm, all; } sizes[] = {
+        {1, 1, 0, 0},   {1, 9, 0, 0},    {9, 1, 0, 0},   {2, 2, 0, 0},    {7, 5, 1, 0},  {16, 16, 1, 1},
+        {33, 47, 1, 0}, {1, 300, 1, 0}, {300, 1, 0, 0}, {17, 130, 0, 0}, {64, 80, 0, 0}};
     int max = (int)(sizeof sizes / sizeof sizes[0]);
-    size_t cap = (size_t)sizes[max - 1].rows * (size_t)sizes[max - 1].cols;
+    size_t cap = 0;
+    for (int s = 0; s < max; s++)
+        if ((size_t)sizes[s].rows * (size_t)sizes[s].cols > cap)
+            cap = (size_t)sizes[s].rows * (size_t)sizes[s].cols;
     g_source = malloc(cap * sizeof *g_source);
     g_sink = malloc(cap * sizeof *g_sink);
     g_right_mask = malloc(cap * sizeof *g_right_mask);
@@ -209,11 +243,25 @@ int main(void)
         for (int k = 0; k < N_KINDS; k++) {
             make_graph(sizes[s].rows, sizes[s].cols, (kind)k);
             check(ctx, sizes[s].rows, sizes[s].cols, (kind)k, 1);
-            if (s >= 4 && s < max - 1) /* warm starts up to c = 160, Howe's default */
+            if (sizes[s].warm)
                 check(ctx, sizes[s].rows, sizes[s].cols, (kind)k, 13);
-            if (s == 5) /* the whole table */
+            if (sizes[s].all)
                 check(ctx, sizes[s].rows, sizes[s].cols, (kind)k, 33);
         }
+    /* A kernel choice that does not exist: a clear error, no image. */
+    setenv("DOCBIN_PUSHRELABEL", "blocks", 1);
+    db_job job;
+    db_job_defaults(&algo, &job);
+    db_image *img = db_image_new(4, 4, 1), *out = NULL;
+    memset(img->data, 0, (size_t)img->stride * 4);
+    make_graph(4, 4, UNIFORM);
+    db_map map = {.n = 1, .role = {DB_ROLE_GPU}};
+    db_status st = db_run(ctx, &algo, &map, &job, img, &out, NULL, NULL);
+    CHECK(st == DB_ERR_USAGE && out == NULL && strstr(db_error_message(), "DOCBIN_PUSHRELABEL"),
+          "DOCBIN_PUSHRELABEL=blocks: status %d, %s", (int)st, db_error_message());
+    unsetenv("DOCBIN_PUSHRELABEL");
+    db_image_free(img);
+    db_image_free(out);
     free(g_source);
     free(g_sink);
     free(g_right_mask);
