@@ -4,7 +4,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,60 +317,6 @@ static cl_int event_status(cl_event ev)
     return st;
 }
 
-/* A thread asleep until an event's completion callback wakes it. */
-typedef struct waiter {
-    pthread_mutex_t lock;
-    pthread_cond_t cv;
-    bool done;
-} waiter;
-
-static void CL_CALLBACK wake_waiter(cl_event ev, cl_int status, void *user)
-{
-    (void)ev;
-    (void)status;
-    waiter *w = user;
-    pthread_mutex_lock(&w->lock);
-    w->done = true;
-    pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->lock);
-}
-
-/* Waits for `ev` asleep. NVIDIA's clWaitForEvents and clFinish poll a CPU core
-** for the whole wait; in a batch that takes cores from the codec threads and
-** the cpu role's device. The callback also fires when the command fails. */
-static cl_int wait_asleep(cl_event ev)
-{
-    waiter w = {.done = false};
-    pthread_mutex_init(&w.lock, NULL);
-    pthread_cond_init(&w.cv, NULL);
-    cl_int err = clSetEventCallback(ev, CL_COMPLETE, wake_waiter, &w);
-    if (err == CL_SUCCESS) {
-        pthread_mutex_lock(&w.lock);
-        while (!w.done)
-            pthread_cond_wait(&w.cv, &w.lock);
-        pthread_mutex_unlock(&w.lock);
-    } else {
-        err = clWaitForEvents(1, &ev);
-    }
-    pthread_cond_destroy(&w.cv);
-    pthread_mutex_destroy(&w.lock);
-    return err;
-}
-
-/* clFinish without polling: a marker behind everything queued, waited for asleep. */
-static void finish_asleep(cl_command_queue q)
-{
-    cl_event marker = NULL;
-    if (clEnqueueMarkerWithWaitList(q, 0, NULL, &marker) != CL_SUCCESS || clFlush(q) != CL_SUCCESS) {
-        if (marker)
-            clReleaseEvent(marker);
-        clFinish(q);
-        return;
-    }
-    wait_asleep(marker);
-    clReleaseEvent(marker);
-}
-
 db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
                  const db_image *in, db_image **out, db_report *report, db_profile *prof)
 {
@@ -454,12 +399,12 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
             clFlush(ctx->role[r]->transfer);
             clFlush(ctx->role[r]->compute);
         }
-    if (report_ready && wait_asleep(report_ready) != CL_SUCCESS) {
+    if (report_ready && clWaitForEvents(1, &report_ready) != CL_SUCCESS) {
         st = db_fail(DB_ERR_CL, "running %s failed on the device while making its report", algo->name);
         goto done;
     }
     if (result) {
-        cl_int err = wait_asleep(result);
+        cl_int err = clWaitForEvents(1, &result);
         if (err != CL_SUCCESS || event_status(result) < 0) {
             st = db_fail(DB_ERR_CL, "running %s failed on the device (%s); rerun with --profile for the "
                          "stage timings, or map the failing stage to another role",
@@ -501,8 +446,8 @@ done:
     ** including work the result did not wait for. */
     for (int r = 0; r < DB_ROLE_COUNT; r++)
         if (ctx->role[r]) {
-            finish_asleep(ctx->role[r]->compute);
-            finish_asleep(ctx->role[r]->transfer);
+            clFinish(ctx->role[r]->compute);
+            clFinish(ctx->role[r]->transfer);
         }
     if (prof) {
         db_profile_resolve(prof);
