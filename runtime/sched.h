@@ -30,6 +30,9 @@ void db_job_defaults(const db_algo *algo, db_job *job);
 /* Sets parameter `name` of `job` from text, checking kind and range. */
 db_status db_job_set(const db_algo *algo, db_job *job, const char *name, const char *value);
 
+/* Sets a parameter from the text "NAME=VALUE" of a --param option. */
+db_status db_job_set_text(const db_algo *algo, db_job *job, const char *setting);
+
 /* Selects a variant by name. */
 db_status db_job_set_variant(const db_algo *algo, db_job *job, const char *name);
 

@@ -355,12 +355,7 @@ static int bench(const request *rq)
     db_job job;
     db_job_defaults(algo, &job);
     for (int i = 0; i < rq->n_settings; i++) {
-        char name[64];
-        const char *eq = strchr(rq->settings[i], '=');
-        if (!eq || eq == rq->settings[i] || (size_t)(eq - rq->settings[i]) >= sizeof name)
-            return usage_error("--param takes NAME=VALUE");
-        snprintf(name, sizeof name, "%.*s", (int)(eq - rq->settings[i]), rq->settings[i]);
-        db_status st = db_job_set(algo, &job, name, eq + 1);
+        db_status st = db_job_set_text(algo, &job, rq->settings[i]);
         if (st != DB_OK)
             return fail(st);
     }

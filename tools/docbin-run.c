@@ -445,12 +445,7 @@ int main(int argc, char **argv)
     db_job_defaults(algo, &job);
     job.gray = gray;
     for (int i = 0; i < n_settings; i++) {
-        char name[64];
-        const char *eq = strchr(settings[i], '=');
-        if (!eq || eq == settings[i] || (size_t)(eq - settings[i]) >= sizeof name)
-            return usage_error("--param takes NAME=VALUE");
-        snprintf(name, sizeof name, "%.*s", (int)(eq - settings[i]), settings[i]);
-        db_status st = db_job_set(algo, &job, name, eq + 1);
+        db_status st = db_job_set_text(algo, &job, settings[i]);
         if (st != DB_OK)
             return fail(st);
     }
