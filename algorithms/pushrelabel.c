@@ -177,7 +177,8 @@ db_status db_pr_cut_begin(db_pr_cut *pr, db_stage_run *run, int rows, int cols, 
         pr->tile_bfs = db_stage_kernel(run, "pushrelabel.cl", "pr_tile_bfs");
         if (!pr->incoming || !pr->wake || !pr->bfs_wake || !pr->tile_push || !pr->tile_settle || !pr->tile_bfs)
             return db_error_status();
-        if ((st = fill(pr, pr->incoming, (cl_int)slots, 0)) != DB_OK || (st = fill(pr, pr->wake, pr->tiles, 0)) != DB_OK)
+        if ((st = fill(pr, pr->incoming, (cl_int)slots, 0)) != DB_OK ||
+            (st = fill(pr, pr->wake, pr->tiles, 0)) != DB_OK)
             return st;
     } else {
         pr->bfs_sweeps = db_stage_kernel(run, "pushrelabel.cl", "pr_bfs_sweeps");

@@ -559,8 +559,8 @@ db_status db_job_set_text(const db_algo *algo, db_job *job, const char *setting)
     char name[64];
     const char *eq = strchr(setting, '=');
     if (!eq || eq == setting || (size_t)(eq - setting) >= sizeof name)
-        return db_fail(DB_ERR_USAGE, "--param takes NAME=VALUE, not '%s' (docbin-run --list-algos lists %s's parameters)",
-                       setting, algo->name);
+        return db_fail(DB_ERR_USAGE, "--param takes NAME=VALUE, not '%s' (docbin-run --list-algos lists %s's "
+                       "parameters)", setting, algo->name);
     snprintf(name, sizeof name, "%.*s", (int)(eq - setting), setting);
     return db_job_set(algo, job, name, eq + 1);
 }

@@ -77,8 +77,9 @@ static const char usage_text[] =
     "      (\"docbin-run: FILE: reason\"), leaves no output, and the others still finish.\n"
     "\n"
     "Environment: DOCBIN_CPU_DEVICE, DOCBIN_GPU_DEVICE, DOCBIN_MAP, DOCBIN_PERF_DIR (calibration),\n"
-    "DOCBIN_CACHE_DIR (kernel binaries; 'off' disables), DOCBIN_KERNEL_DIR (load cl/*.cl from disk), POCL_CPU_MAX_CU_COUNT\n"
-    "(PoCL >= 4; POCL_MAX_PTHREAD_COUNT before), POCL_CACHE_DIR, CUDA_VISIBLE_DEVICES.\n"
+    "DOCBIN_CACHE_DIR (kernel binaries; 'off' disables), DOCBIN_KERNEL_DIR (load cl/*.cl from disk),\n"
+    "DOCBIN_PUSHRELABEL, POCL_CPU_MAX_CU_COUNT (PoCL >= 4; POCL_MAX_PTHREAD_COUNT before), POCL_CACHE_DIR,\n"
+    "CUDA_VISIBLE_DEVICES.\n"
     "\n"
     "Exit status: 0 success; 1 an input could not be read or the output written;\n"
     "2 bad arguments (option, algorithm, parameter, variant, map); 3 no device for a\n"
@@ -233,7 +234,8 @@ static int run_batch(const batch_args *ba, char **args, int n_args, const db_alg
     db_batch_options opt = {
         .algo = algo, .map = map, .job = job, .cpu_spec = cpu_spec, .gpu_spec = gpu_spec,
         .in_flight = ba->in_flight, .threads = ba->threads, .bits = bits,
-        .skip_existing = ba->skip_existing, .codec_only = ba->codec_only, .serial = ba->serial, .stage_times = log != NULL,
+        .skip_existing = ba->skip_existing, .codec_only = ba->codec_only, .serial = ba->serial,
+        .stage_times = log != NULL,
         .prog = "docbin-run", .errors = stderr, .log_json = log,
         .progress = isatty(STDERR_FILENO) ? stderr : NULL,
     };
