@@ -44,6 +44,7 @@ typedef struct batch {
     slot *done, *done_tail;   /* run, waiting to be encoded */
 
     pthread_mutex_t report_lock; /* the summary and the report streams */
+    FILE *log;                   /* the JSON log, or NULL */
     db_batch_summary *sum;
     uint64_t start_ns, progress_ns;
     bool progress_shown;
@@ -180,10 +181,10 @@ static void report(batch *b, db_batch_result *r)
         fflush(opt->errors);
         b->progress_ns = 0;
     }
-    if (opt->log_json) {
+    if (b->log) {
         db_batch_result_json(r, opt->codec_only ? "codec-only" : opt->algo->name,
-                             opt->codec_only ? NULL : b->map_text, opt->log_json);
-        fflush(opt->log_json);
+                             opt->codec_only ? NULL : b->map_text, b->log);
+        fflush(b->log);
     }
     if (opt->on_image)
         opt->on_image(r, opt->user);
@@ -214,9 +215,9 @@ static void fail_slot(slot *s, db_status st)
 
 /* ---- Codec threads ---------------------------------------------------------- */
 
-/* The codec-only stand-in for a run: the gray image itself (BT.601 or Qt
-** gray from colour) and the writer's fixed threshold at 128. */
-static db_image *host_gray(const db_image *in, db_gray_rule rule)
+/* The codec-only stand-in for a run: gray (BT.601 or Qt from colour)
+** thresholded at 128, so that 8-bit outputs are binary as 1-bit ones are. */
+static db_image *host_binary(const db_image *in, db_gray_rule rule)
 {
     db_image *g = db_image_new(in->width, in->height, 1);
     if (!g)
@@ -224,9 +225,12 @@ static db_image *host_gray(const db_image *in, db_gray_rule rule)
     for (int y = 0; y < in->height; y++) {
         const uint8_t *p = in->data + (size_t)y * in->stride;
         uint8_t *q = g->data + (size_t)y * g->stride;
-        for (int x = 0; x < in->width; x++, p += 3)
-            q[x] = rule == DB_GRAY_QT ? (uint8_t)((11u * p[0] + 16u * p[1] + 5u * p[2]) / 32u)
-                                      : (uint8_t)((299u * p[0] + 587u * p[1] + 114u * p[2] + 500u) / 1000u);
+        for (int x = 0; x < in->width; x++, p += in->channels) {
+            unsigned v = in->channels == 1 ? p[0]
+                         : rule == DB_GRAY_QT ? (11u * p[0] + 16u * p[1] + 5u * p[2]) / 32u
+                                              : (299u * p[0] + 587u * p[1] + 114u * p[2] + 500u) / 1000u;
+            q[x] = v >= 128 ? 255 : 0;
+        }
     }
     return g;
 }
@@ -258,10 +262,7 @@ static bool decode(batch *b, slot *s)
     }
     if (!opt->codec_only)
         return true;
-    if (s->in->channels == 1) {
-        s->out = s->in;
-        s->in = NULL;
-    } else if (!(s->out = host_gray(s->in, opt->job ? opt->job->gray : DB_GRAY_BT601))) {
+    if (!(s->out = host_binary(s->in, opt->job ? opt->job->gray : DB_GRAY_BT601))) {
         fail_slot(s, db_error_status());
         return false;
     }
@@ -379,10 +380,12 @@ static void *lane_thread(void *arg)
         if (s) {
             pthread_mutex_unlock(&b->lock);
             run_slot(b, lane, s);
-            if (s->r.state == DB_BATCH_FAILED)
+            /* A failed image is reported and freed here: s is gone after finish(). */
+            bool failed = s->r.state == DB_BATCH_FAILED;
+            if (failed)
                 finish(b, s);
             pthread_mutex_lock(&b->lock);
-            if (s->r.state == DB_BATCH_FAILED)
+            if (failed)
                 b->live--;
             else
                 push(&b->done, &b->done_tail, s);
@@ -406,6 +409,9 @@ db_status db_batch_lanes(const char *gpu_spec, char (*specs)[16], int max, int *
     *n = 0;
     if (!gpu_spec || strcmp(gpu_spec, "all")) {
         if (max > 0) {
+            if (gpu_spec && strlen(gpu_spec) >= 16)
+                return db_fail(DB_ERR_USAGE, "--gpu-device %s: a lane's device spec is at most 15 characters; "
+                               "name the device by its P:D index (docbin-run --list-devices)", gpu_spec);
             snprintf(specs[0], 16, "%s", gpu_spec ? gpu_spec : "");
             *n = 1;
         }
@@ -502,6 +508,13 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
         free(ctxs);
         return st;
     }
+    if (opt->log_json && !(b.log = strcmp(opt->log_json, "-") ? fopen(opt->log_json, "w") : stdout)) {
+        st = db_fail(DB_ERR_IO, "cannot write the log %s: %s", opt->log_json, strerror(errno));
+        for (int r = 0; r < n_runners; r++)
+            db_context_close(ctxs[r]);
+        free(ctxs);
+        return st;
+    }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int n_codec = opt->serial ? 1 : opt->threads ? opt->threads : (int)(cpus > 0 ? cpus : 1);
     sum->threads = n_codec;
@@ -551,6 +564,8 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
         fputc('\n', opt->progress);
     }
     sum->wall_s = (double)(db_now_ns() - b.start_ns) / 1e9;
+    if (b.log && b.log != stdout && fclose(b.log) != 0 && st == DB_OK)
+        st = db_fail(DB_ERR_IO, "cannot write the log %s: %s", opt->log_json, strerror(errno));
     free(tids);
     free(lanes);
     for (int r = 0; r < n_runners; r++)

@@ -112,7 +112,8 @@ typedef struct db_batch_options {
     bool stage_times;       /* profile every run for the result's rows (the JSON log needs them) */
     const char *prog;       /* prefix of error lines, e.g. "docbin-run" */
     FILE *errors;           /* one line per failed image (NULL: none) */
-    FILE *log_json;         /* one JSON object per image and line (NULL: none) */
+    const char *log_json;   /* file of one JSON object per image and line ("-": stdout; NULL: none),
+                            ** opened once the devices are bound and the output directory exists */
     FILE *progress;         /* a "\r[done/total] pages/s, failed" line, for a terminal (NULL: none) */
     db_batch_callback on_image; /* NULL: none */
     void *user;

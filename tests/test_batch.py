@@ -9,6 +9,7 @@ usage: test_batch.py PATH/TO/docbin-run
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -116,6 +117,14 @@ def test_codec_only(tmp):
         w, h, ch, got = png_decode(read(os.path.join(out, name)))
         check(ch == 1 and (w, h) == (len(rows[0]), len(rows)) and got == rows, f'--codec-only {name}: wrong pixels')
     print('ok   --codec-only thresholds at 128 on the host')
+    # 8-bit outputs are thresholded too: only 0 and 255, the same pixels.
+    out8 = os.path.join(tmp, 'codec-out8')
+    rc, _, err = run(['--codec-only', '--depth', '8', '--out-dir', out8, d])
+    check(rc == 0, f'--codec-only --depth 8: exit {rc}: {err}')
+    for name, rows in want.items():
+        w, h, ch, got = png_decode(read(os.path.join(out8, name)))
+        check(ch == 1 and got == rows, f'--codec-only --depth 8 {name}: not the thresholded pixels')
+    print('ok   --codec-only --depth 8 writes the same binary pixels')
 
 
 def test_corrupt_in_middle(tmp):
@@ -236,6 +245,34 @@ def test_shards(tmp):
     print('ok   shards 1/3, 2/3, 3/3 are disjoint and cover every input')
 
 
+def test_failed_runs(tmp):
+    """Runs that fail on the device lane (not in decoding): each image reported, none written, no hang;
+    a JSON log inside a new --out-dir; no log when the devices cannot be bound; --explain in a batch."""
+    inputs = make_inputs(os.path.join(tmp, 'in'), [f'f{i}.png' for i in range(4)])
+    out = os.path.join(tmp, 'out')
+    log = os.path.join(out, 'log.jsonl')
+    env = dict(os.environ, DOCBIN_PUSHRELABEL='bogus')
+    p = subprocess.run([DOCBIN, '--algo', 'howe', '--map', 'gpu', '--out-dir', out, '--log-json', log,
+                        '--in-flight', '2'] + inputs, capture_output=True, text=True, env=env, timeout=300)
+    named = [x for x in inputs if x in p.stderr]
+    check(p.returncode == 2 and named == inputs, f'failed runs: exit {p.returncode}, named {named}: {p.stderr}')
+    pngs = [f for f in os.listdir(out) if f.endswith('.png')] if os.path.isdir(out) else []
+    check(pngs == [] and not temp_files(out), f'failed runs left {os.listdir(out)}')
+    entries = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
+    check(sorted(e['status'] for e in entries) == ['failed'] * 4, f'log of failed runs: {entries}')
+    print('ok   runs failing on the lanes: each reported, none written, the log in the new --out-dir')
+    out2, log2 = os.path.join(tmp, 'out2'), os.path.join(tmp, 'l2.jsonl')
+    rc, _, err = run(['--algo', 'otsu', '--gpu-device', 'nosuchdevice', '--out-dir', out2, '--log-json', log2]
+                     + inputs)
+    check(rc == 3 and not os.path.exists(log2) and not os.path.exists(out2),
+          f'unbound device: exit {rc}, log {os.path.exists(log2)}, out {os.path.exists(out2)}: {err}')
+    rc, _, err = run(['--algo', 'sauvola', '--map', 'gpu,cpu,gpu', '--explain', '--out-dir', out2] + inputs)
+    rows = [l.split()[:2] for l in err.splitlines() if re.match(r'^[* ] [a-z]+,[a-z]+,[a-z]+ ', l)]
+    check(rc == 0 and len(rows) == 8 and [r[1] for r in rows if r[0] == '*'] == ['gpu,cpu,gpu'],
+          f'--explain in a batch: exit {rc}: {err}')
+    print('ok   --explain in a batch prints the table with the given map marked')
+
+
 def test_usage_errors(tmp):
     d = os.path.join(tmp, 'dup')
     a = make_inputs(os.path.join(d, 'one'), ['x.png'])[0]
@@ -286,7 +323,7 @@ def test_usage_errors(tmp):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         for test in (test_same_as_single, test_codec_only, test_corrupt_in_middle, test_skip_existing,
-                     test_list_and_directory, test_shards, test_usage_errors):
+                     test_list_and_directory, test_shards, test_failed_runs, test_usage_errors):
             sub = os.path.join(tmp, test.__name__)
             os.makedirs(sub)
             test(sub)

@@ -414,14 +414,15 @@ static int bench(const request *rq)
         st = db_bench_run(ctx, &o, &b);
         progress_clear();
     }
-    if (st == DB_OK && rq->csv)
-        st = db_bench_write_csv(&b, rq->csv);
-    if (st == DB_OK && rq->svg)
-        st = db_bench_write_svg(&b, rq->svg);
+    /* Files last, so that a failure before them leaves none; a failed SVG takes the CSV with it. */
     if (st == DB_OK)
         print_summary(&b);
     if (st == DB_OK && rq->predict)
         st = print_predictions(&b, ctx, &job, (const db_image *const *)images, rq->calib_path);
+    if (st == DB_OK && rq->csv)
+        st = db_bench_write_csv(&b, rq->csv);
+    if (st == DB_OK && rq->svg && (st = db_bench_write_svg(&b, rq->svg)) != DB_OK && rq->csv)
+        unlink(rq->csv);
     code = st == DB_OK ? EXIT_OK : fail(st);
     db_bench_free(&b);
     for (int i = 0; i < n_images; i++) {

@@ -30,11 +30,13 @@ static const char usage_text[] =
     "  -a, --algo NAME         otsu, niblack, sauvola, nick, wolf, hbk, howe, dbs (--list-algos)\n"
     "  -m, --map MAP           gpu,cpu,gpu (one role per stage) | stats=cpu | cpu | gpu | auto\n"
     "                          default: $DOCBIN_MAP, else gpu for every stage; auto: the map with\n"
-    "                          the least predicted latency from this host's calibration file\n"
+    "                          the least predicted latency (a batch: the highest throughput) from\n"
+    "                          this host's calibration file\n"
     "                          (docbin-bench --calibrate); uncalibrated, the default map and a note\n"
     "      --calib FILE        the calibration file (default $DOCBIN_PERF_DIR/<host>.calib)\n"
     "      --explain           print every map's predicted stage, transfer and total times, the\n"
     "                          map that runs marked, then its measured times beside the predicted\n"
+    "                          ones (a batch: the predicted table, for pages of its first input)\n"
     "  -p, --param NAME=VALUE  set a parameter (repeatable), e.g. --param window=25 --param k=0.1\n"
     "      --variant NAME      stats variant: sliding (default), global, global-shared, shared\n"
     "      --gray RULE         colour to gray: bt601 (default) or qt ((11r+16g+5b)/32)\n"
@@ -63,8 +65,8 @@ static const char usage_text[] =
     "                          the N shards are disjoint and cover all (Slurm arrays, GNU parallel)\n"
     "      --skip-existing     skip an input whose output exists (outputs are written atomically,\n"
     "                          so an existing one is complete); reruns finish an interrupted batch\n"
-    "      --in-flight N       images on the devices at once (default 2 per device lane): stages of\n"
-    "                          consecutive images overlap on different devices\n"
+    "      --in-flight N       images on the devices at once (default 2 per device lane, at most 64\n"
+    "                          per lane): stages of consecutive images overlap on different devices\n"
     "      --threads N         decoding and encoding threads (default: the online CPUs)\n"
     "      --gpu-device all    one device lane per OpenCL GPU; images spread over them\n"
     "      --log-json FILE     one JSON object per image and line (- for stdout): input, output,\n"
@@ -84,7 +86,8 @@ static const char usage_text[] =
     "Exit status: 0 success; 1 an input could not be read or the output written;\n"
     "2 bad arguments (option, algorithm, parameter, variant, map); 3 no device for a\n"
     "mapped role, or an OpenCL failure. On failure no output file is created.\n"
-    "In a batch, the status is that of the worst failed image (3 over 1), 0 if none failed.\n";
+    "In a batch, the status is that of the worst failed image (3 over 2 over 1; 2 when a run\n"
+    "refuses its job, e.g. a bad DOCBIN_PUSHRELABEL), 0 if none failed.\n";
 
 static int fail(db_status st)
 {
@@ -151,8 +154,10 @@ static int parse_count(const char *text, int max)
     return *end || end == text || n < 1 || n > max ? 0 : (int)n;
 }
 
-/* --map auto for a batch: the map of the highest predicted throughput for
-** pages of the first readable input's size, on the first lane's devices. */
+/* --map auto and --explain for a batch: with auto, the map of the highest
+** predicted throughput for pages of the first readable input's size, on the
+** first lane's devices; with --explain, the predicted table (a batch has no
+** single run to put measured figures beside). */
 static db_status batch_plan(const batch_args *ba, const db_batch_list *list, const db_algo *algo, const db_job *job,
                             const char *cpu_spec, const char *gpu_spec, db_map *map)
 {
@@ -170,7 +175,8 @@ static db_status batch_plan(const batch_args *ba, const db_batch_list *list, con
     db_error_clear();
     if (!first) {
         /* Nothing readable: each input fails in the batch with its own message. */
-        db_map_default(algo, ctx->role[DB_ROLE_GPU] != NULL, map);
+        if (ba->automap)
+            db_map_default(algo, ctx->role[DB_ROLE_GPU] != NULL, map);
         db_context_close(ctx);
         return DB_OK;
     }
@@ -181,10 +187,11 @@ static db_status batch_plan(const batch_args *ba, const db_batch_list *list, con
         st = db_plan_costs_load(costs, ba->calib_path, ctx, algo, job, first->width, first->height, first->channels);
     db_plan_choice choice;
     if (st == DB_OK && (st = db_plan_choose(costs, DB_PLAN_THROUGHPUT, &choice)) == DB_OK) {
-        *map = choice.map;
+        if (ba->automap)
+            *map = choice.map;
         if (ba->explain)
             db_plan_explain(costs, map, stderr);
-        else if (choice.fallback) {
+        else if (ba->automap && choice.fallback) {
             char line[1024];
             db_plan_fallback_line(costs, &choice, line, sizeof line);
             fprintf(stderr, "docbin-run: note: %s\n", line);
@@ -219,15 +226,12 @@ static int run_batch(const batch_args *ba, char **args, int n_args, const db_alg
     if (st == DB_OK && ba->shard_n)
         st = db_batch_list_shard(&list, ba->shard_k, ba->shard_n);
     db_map planned;
-    if (st == DB_OK && ba->automap && (st = batch_plan(ba, &list, algo, job, cpu_spec, gpu_spec, &planned)) == DB_OK)
+    if (map)
+        planned = *map;
+    if (st == DB_OK && (ba->automap || ba->explain) &&
+        (st = batch_plan(ba, &list, algo, job, cpu_spec, gpu_spec, &planned)) == DB_OK)
         map = &planned;
     if (st != DB_OK) {
-        db_batch_list_free(&list);
-        return fail(st);
-    }
-    FILE *log = NULL;
-    if (ba->log_json && !(log = strcmp(ba->log_json, "-") ? fopen(ba->log_json, "w") : stdout)) {
-        st = db_fail(DB_ERR_IO, "cannot write the log %s: %s", ba->log_json, strerror(errno));
         db_batch_list_free(&list);
         return fail(st);
     }
@@ -235,17 +239,14 @@ static int run_batch(const batch_args *ba, char **args, int n_args, const db_alg
         .algo = algo, .map = map, .job = job, .cpu_spec = cpu_spec, .gpu_spec = gpu_spec,
         .in_flight = ba->in_flight, .threads = ba->threads, .bits = bits,
         .skip_existing = ba->skip_existing, .codec_only = ba->codec_only, .serial = ba->serial,
-        .stage_times = log != NULL,
-        .prog = "docbin-run", .errors = stderr, .log_json = log,
+        .stage_times = ba->log_json != NULL,
+        .prog = "docbin-run", .errors = stderr, .log_json = ba->log_json,
         .progress = isatty(STDERR_FILENO) ? stderr : NULL,
     };
     db_batch_summary sum;
     st = db_batch_run(&opt, &list, &sum);
     db_batch_list_free(&list);
-    int code = st != DB_OK ? fail(st) : db_exit_status(sum.worst);
-    if (log && log != stdout && fclose(log) != 0 && code == EXIT_OK)
-        code = fail(db_fail(DB_ERR_IO, "cannot write the log %s: %s", ba->log_json, strerror(errno)));
-    return code;
+    return st != DB_OK ? fail(st) : db_exit_status(sum.worst);
 }
 
 #define MAX_SETTINGS 32
