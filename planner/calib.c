@@ -18,7 +18,7 @@
 #define CALIB_FIX "the calibration is not used; recalibrate, or delete the file to start uncalibrated"
 
 /* Fields of a stage row and of a transfer row, the row's kind included. */
-enum { STAGE_FIELDS = 11, TRANSFER_FIELDS = 7, MAX_FIELDS = 16 };
+enum { STAGE_FIELDS = 11, TRANSFER_FIELDS = 7, STAGING_FIELDS = 5, MAX_FIELDS = 16 };
 
 void db_calib_init(db_calib *calib)
 {
@@ -117,21 +117,36 @@ static const char *stage_problem(const db_calib_stage *e)
     return NULL;
 }
 
+static const char *copy_model_problem(const db_transfer_model *m)
+{
+    if (!isfinite(m->latency_ms))
+        return "the latency is not a finite number";
+    if (!isfinite(m->bandwidth_gbs) || m->bandwidth_gbs <= 0)
+        return "the bandwidth is not a positive number";
+    if (m->sizes < DB_COST_MIN_SIZES)
+        return "the fit has fewer than 3 distinct sizes";
+    if (!isfinite(m->spread) || m->spread < 0)
+        return "the spread is negative or not a number";
+    return NULL;
+}
+
 static const char *transfer_problem(const db_calib_transfer *e)
 {
     if (!is_hex(e->device, 16))
         return "the device key is not 16 lower-case hex digits";
     if (e->dir != DB_H2D && e->dir != DB_D2H)
         return "the direction is neither h2d nor d2h";
-    if (!isfinite(e->model.latency_ms))
-        return "the latency is not a finite number";
-    if (!isfinite(e->model.bandwidth_gbs) || e->model.bandwidth_gbs <= 0)
-        return "the bandwidth is not a positive number";
-    if (e->model.sizes < DB_COST_MIN_SIZES)
-        return "the fit has fewer than 3 distinct sizes";
-    if (!isfinite(e->model.spread) || e->model.spread < 0)
-        return "the spread is negative or not a number";
-    return NULL;
+    return copy_model_problem(&e->model);
+}
+
+db_status db_calib_put_staging(db_calib *calib, const db_transfer_model *model)
+{
+    const char *problem = copy_model_problem(model);
+    if (problem)
+        return db_fail(DB_ERR_USAGE, "cannot record the staging copy calibration: %s", problem);
+    calib->staging = *model;
+    calib->has_staging = true;
+    return DB_OK;
 }
 
 db_status db_calib_put_stage(db_calib *calib, const db_calib_stage *entry)
@@ -251,6 +266,24 @@ static const char *parse_transfer(char **f, int n, db_calib_transfer *e, char *w
     return transfer_problem(e);
 }
 
+static const char *parse_staging(char **f, int n, db_transfer_model *m, char *why, size_t why_size)
+{
+    if (n != STAGING_FIELDS) {
+        snprintf(why, why_size, "a staging row has %d fields, not %d", n, STAGING_FIELDS);
+        return why;
+    }
+    memset(m, 0, sizeof *m);
+    if (!parse_double(f[1], &m->latency_ms))
+        return "the latency (field 2) is not a number";
+    if (!parse_double(f[2], &m->bandwidth_gbs))
+        return "the bandwidth (field 3) is not a number";
+    if (!parse_count(f[3], &m->sizes))
+        return "sizes (field 4) is not a count";
+    if (!parse_double(f[4], &m->spread))
+        return "spread (field 5) is not a number";
+    return copy_model_problem(m);
+}
+
 /* Splits `line` in place at blanks; returns the number of fields (at most MAX_FIELDS + 1). */
 static int split(char *line, char **f)
 {
@@ -281,7 +314,7 @@ static db_status parse_file(const char *path, char *text, db_calib *out)
         char *line = p;
         p = nl + 1;
         if (line_no == 1) {
-            if (strcmp(line, DB_CALIB_HEADER) != 0)
+            if (strcmp(line, DB_CALIB_HEADER) != 0 && strcmp(line, DB_CALIB_HEADER_1) != 0)
                 return db_fail(DB_ERR_FORMAT, "%s:1: the header is '%.40s', not '%s' (another docbin's format, or "
                                "not a calibration file); %s", path, line, DB_CALIB_HEADER, CALIB_FIX);
             continue;
@@ -309,8 +342,16 @@ static db_status parse_file(const char *path, char *text, db_calib *out)
                 if (dup < 0 && db_calib_put_transfer(out, &e) != DB_OK)
                     return db_error_status();
             }
+        } else if (!strcmp(f[0], "staging")) {
+            db_transfer_model m;
+            why = parse_staging(f, n, &m, count_why, sizeof count_why);
+            if (!why) {
+                dup = out->has_staging ? 0 : -1;
+                if (dup < 0 && db_calib_put_staging(out, &m) != DB_OK)
+                    return db_error_status();
+            }
         } else {
-            why = "the row is neither 'stage' nor 'transfer'";
+            why = "the row is neither 'stage', 'transfer' nor 'staging'";
         }
         if (!why && dup >= 0)
             why = "the entry appears twice";
@@ -379,6 +420,7 @@ db_status db_calib_save(const db_calib *calib, const char *path)
     fprintf(af.f, "%s\n", DB_CALIB_HEADER);
     fprintf(af.f, "# stage device algo stage role variant kernel-hash a(ms) b(ms/pixel) sizes spread\n");
     fprintf(af.f, "# transfer device dir latency(ms) bandwidth(GB/s) sizes spread\n");
+    fprintf(af.f, "# staging latency(ms) bandwidth(GB/s) sizes spread\n");
     for (int i = 0; i < calib->n_stages; i++) {
         const db_calib_stage *e = &calib->stages[i];
         fprintf(af.f, "stage %s %s %s %s %s %s %.17g %.17g %d %.17g\n", e->device, e->algo, e->stage,
@@ -390,6 +432,9 @@ db_status db_calib_save(const db_calib *calib, const char *path)
         fprintf(af.f, "transfer %s %s %.17g %.17g %d %.17g\n", e->device, db_transfer_dir_name(e->dir),
                 e->model.latency_ms, e->model.bandwidth_gbs, e->model.sizes, e->model.spread);
     }
+    if (calib->has_staging)
+        fprintf(af.f, "staging %.17g %.17g %d %.17g\n", calib->staging.latency_ms, calib->staging.bandwidth_gbs,
+                calib->staging.sizes, calib->staging.spread);
     if (ferror(af.f)) {
         db_atomic_abort(&af);
         return db_fail(DB_ERR_IO, "cannot write %s: %s", path, strerror(errno));

@@ -6,6 +6,7 @@
 **   docbin-calibration 1
 **   stage <device> <algo> <stage> <role> <variant> <kernel-hash> <a> <b> <sizes> <spread>
 **   transfer <device> <dir> <latency> <bandwidth> <sizes> <spread>
+**   staging <latency> <bandwidth> <sizes> <spread>
 **
 **   device       16 hex digits: the device key (db_device_info.key: platform, name, driver)
 **   algo, stage  names as --list-algos prints them
@@ -19,6 +20,8 @@
 **   dir          h2d (host to device) or d2h (device to host)
 **   latency      ms; t(ms) = latency + bytes / (bandwidth * 1e6)
 **   bandwidth    GB/s (1e9 bytes per second), > 0
+**   staging      the host's own copies of a page into staging memory and of the
+**                result out of it (memcpy), once per file: every run pays them
 **
 ** Blank lines and lines starting with '#' are ignored. Each key (a stage row's
 ** first six fields, a transfer row's first two) appears once. A file with any
@@ -29,12 +32,16 @@
 #ifndef DB_CALIB_H
 #define DB_CALIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "planner/cost.h"
 #include "runtime/stage.h"
 
 /* The first line of every calibration file; bump the number when rows change. */
-#define DB_CALIB_HEADER "docbin-calibration 1"
+#define DB_CALIB_HEADER "docbin-calibration 2"
+
+/* The header of the first format, which had no staging row; still read. */
+#define DB_CALIB_HEADER_1 "docbin-calibration 1"
 
 /* Longest algorithm, stage and variant names, with the NUL. */
 enum { DB_CALIB_NAME = 32 };
@@ -63,6 +70,8 @@ typedef struct db_calib {
     int n_stages, cap_stages;
     db_calib_transfer *transfers;
     int n_transfers, cap_transfers;
+    bool has_staging;
+    db_transfer_model staging;     /* the host's memcpy model, when has_staging */
 } db_calib;
 
 /* What a lookup found. A stale entry is reported apart from a missing one so
@@ -95,6 +104,9 @@ db_status db_calib_put_stage(db_calib *calib, const db_calib_stage *entry);
 
 /* Adds `entry`, or replaces the entry of the same device and direction. */
 db_status db_calib_put_transfer(db_calib *calib, const db_calib_transfer *entry);
+
+/* Sets the host's staging copy model (memcpy), replacing any earlier one. */
+db_status db_calib_put_staging(db_calib *calib, const db_transfer_model *model);
 
 /* Looks up the model of a stage for the current kernels `kernel_hash`. FOUND
 ** fills `model`; STALE (the entry's hash differs) writes into msg which stage on

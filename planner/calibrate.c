@@ -12,6 +12,7 @@
 #include "runtime/profile.h"
 #include "runtime/sample.h"
 #include "runtime/sched.h"
+#include "runtime/util.h"
 
 void db_calibrate_defaults(db_calibrate_options *o)
 {
@@ -200,6 +201,50 @@ static db_status calibrate_transfers(calib_state *c, db_device *dev, db_calib *o
     return DB_OK;
 }
 
+/* The host's copies of a page into staging memory and of the result out of it:
+** plain memcpy, which every run pays before and after its device work. */
+static db_status calibrate_staging(calib_state *c, db_calib *out)
+{
+    const db_calibrate_options *o = c->o;
+    db_cost_sample samples[DB_CALIBRATE_MAX_SIZES];
+    double ms[DB_PROFILE_MAX_RUNS];
+    for (int k = 0; k < o->n_transfer_sizes; k++) {
+        size_t bytes = o->transfer_bytes[k];
+        progress(c, "host copies of %zu bytes, %d runs", bytes, o->runs + 1);
+        unsigned char *src = malloc(bytes), *dst = malloc(bytes);
+        if (!src || !dst) {
+            free(src);
+            free(dst);
+            return db_fail(DB_ERR_NOMEM, "out of memory timing host copies of %zu bytes", bytes);
+        }
+        memset(src, (int)k + 1, bytes);
+        memset(dst, 0, bytes); /* first touch outside the timing, as the runtime's pooled blocks are */
+        for (int i = 0; i <= o->runs; i++) {
+            uint64_t t0 = db_now_ns();
+            memcpy(dst, src, bytes);
+            ms[i] = (double)(db_now_ns() - t0) / 1e6;
+            src[(size_t)i % bytes] ^= dst[bytes - 1]; /* the copy's result is used: not optimised away */
+        }
+        free(src);
+        free(dst);
+        db_box box;
+        db_status st = db_box_stats(ms + 1, o->runs, &box); /* [0] is the warm-up */
+        if (st != DB_OK)
+            return st;
+        samples[k] = (db_cost_sample){.size = (double)bytes, .ms = box.median};
+    }
+    db_transfer_model m;
+    db_status st = db_transfer_fit(samples, o->n_transfer_sizes, &m);
+    if (st == DB_OK)
+        st = db_calib_put_staging(out, &m);
+    if (st != DB_OK) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", db_error_message());
+        return db_fail(st, "calibrating the host's staging copies: %s", why);
+    }
+    return DB_OK;
+}
+
 /* Whether `dev` is the first bound role with its device key (both roles may
 ** bind one device; its copies are timed once). */
 static int first_with_key(const db_context *ctx, const db_device *dev)
@@ -234,7 +279,7 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
             return db_fail(DB_ERR_USAGE, "%s has no variant '%s'", algo->name, o->variant);
         c.steps += (algo->n_variants ? chosen : 1) * roles * o->n_sizes;
     }
-    c.steps += copiers * o->n_transfer_sizes;
+    c.steps += (copiers + 1) * o->n_transfer_sizes;
 
     for (int a = 0; a < n_algos && st == DB_OK; a++) {
         const db_algo *algo = o->algos ? o->algos[a] : db_algo_at(a);
@@ -258,6 +303,8 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
     for (int r = 0; r < DB_ROLE_COUNT && st == DB_OK; r++)
         if (ctx->role[r] && !ctx->role[r]->info.host_unified && first_with_key(ctx, ctx->role[r]))
             st = calibrate_transfers(&c, ctx->role[r], out);
+    if (st == DB_OK)
+        st = calibrate_staging(&c, out);
     for (int k = 0; k < DB_CALIBRATE_MAX_SIZES; k++)
         db_image_free(c.pages[k]);
     return st;

@@ -35,6 +35,14 @@ void db_plan_costs_init(db_plan_costs *costs, const db_algo *algo, const db_job 
             costs->stage[s][r] = algo->stages[s].impl[r] ? DB_PLAN_UNKNOWN : DB_PLAN_NO_IMPL;
     for (int i = 0; i < algo->n_items && i < DB_MAX_ITEMS; i++)
         costs->item_bytes[i] = db_item_bytes(&algo->items[i], job, width, height, channels);
+    costs->staging = DB_PLAN_KNOWN;
+    costs->staging_model = (db_transfer_model){.latency_ms = 0, .bandwidth_gbs = INFINITY};
+}
+
+void db_plan_costs_set_staging(db_plan_costs *costs, const db_transfer_model *model)
+{
+    costs->staging = DB_PLAN_KNOWN;
+    costs->staging_model = *model;
 }
 
 void db_plan_costs_set_stage(db_plan_costs *costs, int stage, db_role role, double ms)
@@ -137,6 +145,13 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
                          "docbin-bench --calibrate", db_transfer_dir_name((db_transfer_dir)d),
                          db_role_name((db_role)r), info->name, info->key);
         }
+    }
+    if (calib->has_staging) {
+        db_plan_costs_set_staging(costs, &calib->staging);
+    } else {
+        costs->staging = DB_PLAN_UNKNOWN;
+        add_note(costs, "the host's staging copies (memcpy of each page and result) are not calibrated; run "
+                 "docbin-bench --calibrate");
     }
     return DB_OK;
 }
@@ -282,6 +297,16 @@ void db_plan_simulate(const db_plan_costs *costs, const db_map *map, db_plan_sim
     st.costs = costs;
     st.sim = sim;
     st.item[algo->input].host_valid = true;
+    /* db_run copies the decoded page into staging memory before it enqueues anything. */
+    double in_ms = 0, out_ms = 0;
+    if (costs->staging == DB_PLAN_KNOWN) {
+        in_ms = db_transfer_predict(&costs->staging_model, (double)costs->item_bytes[algo->input]);
+        out_ms = db_transfer_predict(&costs->staging_model, (double)costs->item_bytes[algo->output]);
+    } else {
+        sim->known = false;
+    }
+    sim->staging_ms = in_ms + out_ms;
+    st.item[algo->input].host_t = in_ms;
 
     for (int s = 0; s < algo->n_stages; s++) {
         const db_stage *stage = &algo->stages[s];
@@ -303,6 +328,7 @@ void db_plan_simulate(const db_plan_costs *costs, const db_map *map, db_plan_sim
     sim->latency_ms = fetch_host(&st, algo->output);
     if (algo->report_fields)
         sim->latency_ms = max2(sim->latency_ms, fetch_host(&st, algo->report_item));
+    sim->latency_ms += out_ms; /* and copies the result out of staging into the caller's image */
     for (int r = 0; r < DB_ROLE_COUNT; r++)
         for (int q = 0; q < 2; q++)
             sim->period_ms = max2(sim->period_ms, sim->busy_ms[r][q]);
@@ -423,7 +449,7 @@ void db_plan_explain(const db_plan_costs *costs, const db_map *ran, FILE *f)
     fprintf(f, "  %-*s", map_w, "map");
     for (int s = 0; s < algo->n_stages; s++)
         fprintf(f, " %*s", col_width(algo->stages[s].name), algo->stages[s].name);
-    fprintf(f, " %10s %10s %10s\n", "transfers", "latency", "period");
+    fprintf(f, " %10s %10s %10s %10s\n", "staging", "transfers", "latency", "period");
     int ran_index = ran ? map_index(ran) : -1;
     for (int i = 0; i < db_map_count(algo); i++) {
         db_map map;
@@ -439,13 +465,14 @@ void db_plan_explain(const db_plan_costs *costs, const db_map *ran, FILE *f)
         db_plan_simulate(costs, &map, &sim);
         for (int s = 0; s < algo->n_stages; s++)
             print_ms(f, col_width(algo->stages[s].name), sim.stage_known[s], sim.stage_ms[s]);
+        print_ms(f, 10, costs->staging == DB_PLAN_KNOWN, sim.staging_ms);
         print_ms(f, 10, sim.copies_known, sim.transfer_ms);
         print_ms(f, 10, sim.known, sim.latency_ms);
         print_ms(f, 10, sim.known, sim.period_ms);
         fputc('\n', f);
     }
-    fprintf(f, "* = the map that runs; latency: one image until its output is on the host; period: a batch's "
-               "time per image (its busiest queue)\n");
+    fprintf(f, "* = the map that runs; staging: the host's copies of the page and the result; latency: one image "
+               "until its output is in the caller's image; period: a batch's time per image (its busiest queue)\n");
     for (int o = 0; o < 2; o++) {
         db_plan_objective obj = o ? DB_PLAN_THROUGHPUT : DB_PLAN_LATENCY;
         db_plan_choice choice;

@@ -9,7 +9,9 @@
 ** an input is fetched lazily, device -> host on the writer's transfer queue and
 ** host -> device on the reader's, once per item and place; a device that
 ** shares host memory (PoCL) maps instead of copying, at no cost; the output
-** (and the report item, when the algorithm has one) ends on the host.
+** (and the report item, when the algorithm has one) ends on the host. Every
+** map also pays the host's own copies (memcpy) of the decoded page into
+** staging memory before the graph and of the result out of it after.
 **
 ** Choosing (db_plan_choose) simulates every runnable map and scores it for
 ** the objective. Every map within DB_PLAN_MARGIN of the best score counts as
@@ -58,8 +60,11 @@ typedef enum db_plan_entry {
 } db_plan_entry;
 
 /* Room for the notes of a cost table: one per stage and role, one per role and
-** direction, each a full sentence with its fix. */
-enum { DB_PLAN_MAX_NOTES = DB_MAX_STAGES * DB_ROLE_COUNT + DB_ROLE_COUNT * DB_TRANSFER_DIR_COUNT, DB_PLAN_NOTE = 512 };
+** direction, one for the staging copies, each a full sentence with its fix. */
+enum {
+    DB_PLAN_MAX_NOTES = DB_MAX_STAGES * DB_ROLE_COUNT + DB_ROLE_COUNT * DB_TRANSFER_DIR_COUNT + 1,
+    DB_PLAN_NOTE = 512
+};
 
 /* The costs of one algorithm at one image size on one host's roles. */
 typedef struct db_plan_costs {
@@ -73,6 +78,9 @@ typedef struct db_plan_costs {
     db_plan_entry copy[DB_ROLE_COUNT][DB_TRANSFER_DIR_COUNT]; /* KNOWN whenever shared */
     db_transfer_model copy_model[DB_ROLE_COUNT][DB_TRANSFER_DIR_COUNT];
     size_t item_bytes[DB_MAX_ITEMS];           /* db_item_bytes of every item */
+    db_plan_entry staging;                     /* the host's copies of the input into staging memory and
+                                               ** of the output out of it (memcpy), paid by every map */
+    db_transfer_model staging_model;           /* when KNOWN; free after db_plan_costs_init */
     char notes[DB_PLAN_MAX_NOTES][DB_PLAN_NOTE]; /* missing or stale entries, with the fix */
     int n_notes;
 } db_plan_costs;
@@ -89,6 +97,9 @@ void db_plan_costs_set_stage(db_plan_costs *costs, int stage, db_role role, doub
 /* Sets the copy model of `role`'s device in direction `dir` (KNOWN). */
 void db_plan_costs_set_transfer(db_plan_costs *costs, db_role role, db_transfer_dir dir,
                                 const db_transfer_model *model);
+
+/* Sets the host's staging copy model (KNOWN). */
+void db_plan_costs_set_staging(db_plan_costs *costs, const db_transfer_model *model);
 
 /* Marks `role`'s device as sharing host memory: its copies are maps that cost nothing. */
 void db_plan_costs_set_shared(db_plan_costs *costs, db_role role);
@@ -138,6 +149,7 @@ typedef struct db_plan_sim {
     db_plan_copy copies[DB_PLAN_MAX_COPIES];
     int n_copies;
     double transfer_ms;              /* the sum of the copies' times */
+    double staging_ms;               /* the host's copies of the input before and the output after */
     double latency_ms;               /* when the output (and report) is on the host */
     double busy_ms[DB_ROLE_COUNT][2];/* per role: [0] compute queue, [1] transfer queue */
     double period_ms;                /* the busiest queue's busy time: a batch's time per image */

@@ -148,7 +148,7 @@ def main():
         check(os.path.exists(path), f'no calibration file at {path}')
         if os.path.exists(path):
             header, stages, transfers = read_calib(path)
-            check(header == 'docbin-calibration 1', f'header {header!r}')
+            check(header == 'docbin-calibration 2', f'header {header!r}')
             keys = set(re.findall(r'\b[0-9a-f]{16}\b', devices))
             n = check_stage_rows(stages, algos, ['otsu', 'sauvola'], keys, 'first calibration')
             check(len(stages) == n, f'first calibration: {len(stages)} rows, expected {n}')
@@ -156,13 +156,16 @@ def main():
             check(out.count('\notsu ') + out.count('\nsauvola ') == n, 'summary table lacks rows')
             # Every bound device here is PoCL, which shares host memory: no copies to time.
             check(not transfers and 'no transfer rows' in out, f'transfer rows for shared memory: {transfers}')
+            staging = [l.split() for l in open(path) if l.startswith('staging ')]
+            check(len(staging) == 1 and len(staging[0]) == 5 and float(staging[0][2]) > 0 and int(staging[0][3]) >= 3,
+                  f'staging row {staging}')
             first = {' '.join(r) for r in stages}
 
             # A second algorithm merges into the same file; the first rows stay as they were.
             rc, out, err = run(['--calibrate', '--algo', 'hbk', '--calib', path] + TINY)
             check(rc == 0, f'calibrate hbk failed: {err}')
             header, stages, _ = read_calib(path)
-            check(header == 'docbin-calibration 1', f'header after merge {header!r}')
+            check(header == 'docbin-calibration 2', f'header after merge {header!r}')
             check(first <= {' '.join(r) for r in stages}, 'merge lost or changed rows of the first calibration')
             n_hbk = check_stage_rows(stages, algos, ['hbk'], keys, 'merged calibration')
             check(len(stages) == n + n_hbk, f'merged file has {len(stages)} rows, expected {n + n_hbk}')
@@ -227,15 +230,21 @@ def main():
 
         # --predict: otsu is a chain (histogram needs gray, binarize needs both) and
         # both roles share host memory here, so every map's predicted latency is the
-        # sum of its stages' fitted times, max(0, a + b * pixels), from the file.
+        # sum of its stages' fitted times, max(0, a + b * pixels), from the file,
+        # plus the staging copies of the gray page and of the result, each
+        # max(0, latency + bytes / (bandwidth * 1e6)) for w * h bytes.
         rc, out, err = run(['--algo', 'otsu', '--runs', '1', good, '--predict', '--calib', path])
         check(rc == 0, f'bench --predict failed: {err}')
         _, calib_rows, _ = read_calib(path)
         fit = {(r[3], r[4]): (float(r[7]), float(r[8])) for r in calib_rows if r[2] == 'otsu'}
         table = re.findall(r'^  ([a-z,]+) +([0-9.]+) +([0-9.]+) +[-+][0-9.]+%$', out, re.M)
         check(len(table) == n_maps, f'--predict lists {len(table)} maps, expected {n_maps}: {out}')
+        lat, bw = [float(l.split()[1]) for l in open(path) if l.startswith('staging ')][0], \
+            [float(l.split()[2]) for l in open(path) if l.startswith('staging ')][0]
+        copy_ms = 2 * max(0.0, lat + w * h / (bw * 1e6))
         for m, predicted, _ in table:
-            want = sum(max(0.0, fit[(s, r)][0] + fit[(s, r)][1] * w * h) for s, r in zip(stages, m.split(',')))
+            want = copy_ms + sum(max(0.0, fit[(s, r)][0] + fit[(s, r)][1] * w * h)
+                                 for s, r in zip(stages, m.split(',')))
             check(abs(float(predicted) - want) <= 1.5e-3, f'--predict {m}: {predicted} ms, the fits give {want:.4f}')
         check(re.search(r'auto picks [a-z,]+: measured', out), f'--predict does not say what auto picks: {out}')
         print('ok   benchmark --predict')

@@ -151,9 +151,28 @@ static void test_file(void)
     snprintf(bad.stage, sizeof bad.stage, "two words");
     CHECK(db_calib_put_stage(&c, &bad) == DB_ERR_USAGE, "a name with a blank accepted");
 
+    db_transfer_model staging = {.latency_ms = 0.002, .bandwidth_gbs = 7.0 / 3, .sizes = 4, .spread = 0.05};
+    CHECK(db_calib_put_staging(&c, &staging) == DB_OK, "put staging: %s", db_error_message());
+    db_transfer_model no_bandwidth = staging;
+    no_bandwidth.bandwidth_gbs = 0;
+    CHECK(db_calib_put_staging(&c, &no_bandwidth) == DB_ERR_USAGE && c.staging.bandwidth_gbs == 7.0 / 3,
+          "a staging model without bandwidth accepted");
+
     CHECK(db_calib_save(&c, path) == DB_OK, "save: %s", db_error_message());
     CHECK(db_calib_load(&d, path) == DB_OK, "load: %s", db_error_message());
     CHECK(d.n_stages == 3 && d.n_transfers == 2, "loaded %d stages, %d transfers", d.n_stages, d.n_transfers);
+    CHECK(d.has_staging && d.staging.latency_ms == staging.latency_ms &&
+          d.staging.bandwidth_gbs == staging.bandwidth_gbs && d.staging.sizes == staging.sizes &&
+          d.staging.spread == staging.spread, "staging differs after a round trip");
+    /* A file of the first format (no staging row) is still read, with no staging model. */
+    char old_path[256];
+    snprintf(old_path, sizeof old_path, "%s/old.calib", dir);
+    write_text(old_path, "docbin-calibration 1\ntransfer 0123456789abcdef h2d 0.01 5 3 0.1\n");
+    db_calib o;
+    db_calib_init(&o);
+    CHECK(db_calib_load(&o, old_path) == DB_OK && o.n_transfers == 1 && !o.has_staging, "first format: %s",
+          db_error_message());
+    db_calib_free(&o);
     for (int i = 0; i < 3 && i < d.n_stages; i++)
         CHECK(same_stage(&c.stages[i], &d.stages[i]), "stage entry %d differs after a round trip",
               i);
@@ -202,7 +221,7 @@ static void test_file(void)
         int line;
         const char *what;
     } cases[] = {
-        {"docbin-calibration 2\n", 1, "header"},
+        {"docbin-calibration 3\n", 1, "header"},
         {"garbage\n", 1, "header"},
         {"", 1, "empty"},
         {"stage 0123456789abcdef otsu gray gpu -\n", 3, "fields"},
@@ -221,6 +240,9 @@ static void test_file(void)
         {"stage 0123456789abcdef otsu gray gpu - aaaa", 3, "truncated"},
         {"bogus row\n", 3, "kind"},
         {"transfer 0123456789abcdef h2d 0.01 5 3 0.1\ntransfer 0123456789abcdef h2d 0.02 6 3 0.1\n", 4, "twice"},
+        {"staging 0.01 8 3\n", 3, "staging fields"},
+        {"staging 0.01 0 3 0.1\n", 3, "staging bandwidth"},
+        {"staging 0.01 8 3 0.1\nstaging 0.02 9 3 0.1\n", 4, "staging twice"},
     };
     char bad_path[256];
     snprintf(bad_path, sizeof bad_path, "%s/bad.calib", dir);

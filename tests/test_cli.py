@@ -94,13 +94,14 @@ def check_planner(tmp, good):
         ref = os.path.join(tmp, 'plan-gpu.png')
         rc, _, err = run(['--algo', 'sauvola', '--map', 'gpu', good, '-o', ref], env)
         check(rc == 0, f'sauvola --map gpu failed: {err}')
-        # Uncalibrated: the default map (every stage on gpu) and one note line.
+        # Uncalibrated: the default map (every stage on gpu) and one note line
+        # (6 stage rows and the staging copies missing).
         for name, args, extra in (('--map auto', ['--map', 'auto'], {}), ('DOCBIN_MAP=auto', [], {'DOCBIN_MAP': 'auto'})):
             o = os.path.join(tmp, 'plan-auto.png')
             rc, _, err = run(['--algo', 'sauvola'] + args + [good, '-o', o], dict(env, **extra))
             notes = [l for l in err.splitlines() if l.startswith('docbin-run: note: ')]
             check(rc == 0 and os.path.exists(o), f'{name} uncalibrated failed: {err}')
-            check(len(notes) == 1 and '6 entries missing' in notes[0] and 'default map gpu,gpu,gpu' in notes[0]
+            check(len(notes) == 1 and '7 entries missing' in notes[0] and 'default map gpu,gpu,gpu' in notes[0]
                   and 'not calibrated' in notes[0] and 'docbin-bench --calibrate' in notes[0],
                   f'{name}: note missing or wrong: {err!r}')
             check(os.path.exists(o) and open(o, 'rb').read() == open(ref, 'rb').read(),
@@ -130,7 +131,7 @@ def check_planner(tmp, good):
         stages = (('gray', 'gray.cl', 1, 5), ('stats', 'window_stats.cl', 5, 1),
                   ('threshold', 'local_threshold.cl', 1, 5))
         with open(calib, 'w') as f:
-            f.write('docbin-calibration 1\n')
+            f.write('docbin-calibration 2\nstaging 0 1000 3 0\n')
             for stage, src, cpu_ms, gpu_ms in stages:
                 for role, ms in (('cpu', cpu_ms), ('gpu', gpu_ms)):
                     f.write(f'stage {keys[role]} sauvola {stage} {role} sliding {kernel_hash(src)} {ms} 0 3 0\n')
@@ -155,7 +156,7 @@ def check_planner(tmp, good):
         stages = (('gray', 'gray.cl', 2, 3), ('stats', 'window_stats.cl', 4, 4.5),
                   ('threshold', 'local_threshold.cl', 2, 3))
         with open(calib2, 'w') as f:
-            f.write('docbin-calibration 1\n')
+            f.write('docbin-calibration 2\nstaging 0 1000 3 0\n')
             for stage, src, cpu_ms, gpu_ms in stages:
                 for role, ms in (('cpu', cpu_ms), ('gpu', gpu_ms)):
                     f.write(f'stage {keys[role]} sauvola {stage} {role} sliding {kernel_hash(src)} {ms} 0 3 0\n')

@@ -482,11 +482,13 @@ static void test_from_calib(void)
     db_calib_init(&calib);
     db_plan_costs c;
 
-    /* Nothing calibrated: the default map and one note per stage and role,
-    ** naming the stage, the role, the device and the fix. */
+    /* Nothing calibrated: the default map, one note per stage and role,
+    ** naming the stage, the role, the device and the fix, and one for the
+    ** host's staging copies. */
     CHECK(db_plan_costs_from_calib(&c, &calib, ctx, sauvola, &job, w, h, 1) == DB_OK, "from empty: %s",
           db_error_message());
-    CHECK(c.n_notes == 6, "%d notes for an empty calibration, expected 6", c.n_notes);
+    CHECK(c.n_notes == 7 && notes_with(&c, "staging copies", "docbin-bench --calibrate") == 1,
+          "%d notes for an empty calibration, expected 7", c.n_notes);
     for (int s = 0; s < 3; s++)
         for (int r = 0; r < 2; r++) {
             char what[64];
@@ -504,7 +506,11 @@ static void test_from_calib(void)
     **   gray:      cpu 1 + 0 = 1.0        gpu 1.5 + 1e-4 * 5000 = 2.0
     **   stats:     cpu 3 + 2e-4*5000 = 4  gpu 0.25 + 5e-5 * 5000 = 0.5
     **   threshold: cpu 0.5                gpu 1.0
-    ** a chain, so latency = the sum: best cpu,gpu,cpu = 1 + 0.5 + 0.5 = 2.0. */
+    ** a chain, so latency = the sum: best cpu,gpu,cpu = 1 + 0.5 + 0.5 = 2.0,
+    ** plus the staging copies of the 5000-byte page and result, each
+    ** 0.1 + 5000 / (0.05 * 1e6) = 0.2 ms: 2.4. */
+    db_transfer_model staging = {.latency_ms = 0.1, .bandwidth_gbs = 0.05, .sizes = 3};
+    CHECK(db_calib_put_staging(&calib, &staging) == DB_OK, "put staging: %s", db_error_message());
     const double ab[3][2][2] = {{{1, 0}, {1.5, 1e-4}}, {{3, 2e-4}, {0.25, 5e-5}}, {{0.5, 0}, {1, 0}}};
     for (int s = 0; s < 3; s++)
         for (int r = 0; r < 2; r++) {
@@ -518,7 +524,8 @@ static void test_from_calib(void)
               near(c.stage_ms[1][DB_ROLE_GPU], 0.5),
           "predictions %g %g %g", c.stage_ms[0][DB_ROLE_GPU], c.stage_ms[1][DB_ROLE_CPU], c.stage_ms[1][DB_ROLE_GPU]);
     choose(&c, DB_PLAN_LATENCY, &ch);
-    CHECK(!ch.fallback && !strcmp(fmt(&ch.map), "cpu,gpu,cpu") && near(ch.sim.latency_ms, 2.0),
+    CHECK(!ch.fallback && !strcmp(fmt(&ch.map), "cpu,gpu,cpu") && near(ch.sim.latency_ms, 2.4) &&
+              near(ch.sim.staging_ms, 0.4),
           "calibrated chose %s (%g ms)", fmt(&ch.map), ch.sim.latency_ms);
 
     /* Another variant has no rows. */
@@ -559,11 +566,13 @@ static void test_from_calib(void)
     CHECK(db_calib_put_transfer(&calib, &t) == DB_OK, "put d2h");
     CHECK(db_plan_costs_from_calib(&c, &calib, ctx, sauvola, &job, w, h, 1) == DB_OK && c.n_notes == 0,
           "with copies: %d notes", c.n_notes);
-    /* gpu,gpu,gpu: image h2d 0.5 + 5000 / 2e6 = 0.5025, out d2h 0.25 + 0.0025 = 0.2525. */
+    /* gpu,gpu,gpu: image h2d 0.5 + 5000 / 2e6 = 0.5025, out d2h 0.25 + 0.0025 = 0.2525,
+    ** after and before the staging copies of 0.2 ms each. */
     db_map m = map_of(sauvola, "gpu");
     db_plan_sim sim;
     db_plan_simulate(&c, &m, &sim);
-    CHECK(near(sim.transfer_ms, 0.5025 + 0.2525) && near(sim.latency_ms, 0.5025 + 2.0 + 0.5 + 1.0 + 0.2525),
+    CHECK(near(sim.transfer_ms, 0.5025 + 0.2525) &&
+              near(sim.latency_ms, 0.2 + 0.5025 + 2.0 + 0.5 + 1.0 + 0.2525 + 0.2) && near(sim.copies[0].start_ms, 0.2),
           "unshared gpu: transfers %g latency %g", sim.transfer_ms, sim.latency_ms);
     ctx->role[DB_ROLE_GPU]->info.host_unified = unified;
 

@@ -191,6 +191,8 @@ static int calibrate(const request *rq)
         st = db_calib_put_stage(&file, &fresh.stages[i]);
     for (int i = 0; i < fresh.n_transfers && st == DB_OK; i++)
         st = db_calib_put_transfer(&file, &fresh.transfers[i]);
+    if (st == DB_OK && fresh.has_staging)
+        st = db_calib_put_staging(&file, &fresh.staging);
     if (st == DB_OK)
         st = db_calib_save(&file, path);
     if (st == DB_OK) {
@@ -216,6 +218,9 @@ static int calibrate(const request *rq)
         } else {
             printf("no transfer rows: every bound device shares host memory\n");
         }
+        if (fresh.has_staging)
+            printf("staging (host copies of a page and its result): %.4f ms + %.3f GB/s, spread %.3f\n",
+                   fresh.staging.latency_ms, fresh.staging.bandwidth_gbs, fresh.staging.spread);
         printf("%d stage rows and %d transfer rows merged into %s (%d and %d in all)\n", fresh.n_stages,
                fresh.n_transfers, path, file.n_stages, file.n_transfers);
     }
