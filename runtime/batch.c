@@ -450,6 +450,14 @@ static db_status open_lane(const db_batch_options *opt, const char *gpu_spec, db
     return DB_OK;
 }
 
+/* Closes the lanes' contexts (NULL entries are allowed) and frees the array. */
+static void close_lanes(db_context **ctxs, int n)
+{
+    for (int r = 0; r < n && ctxs; r++)
+        db_context_close(ctxs[r]);
+    free(ctxs);
+}
+
 db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, db_batch_summary *sum)
 {
     memset(sum, 0, sizeof *sum);
@@ -494,25 +502,19 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
         for (int r = 0; r < n_runners && st == DB_OK; r++)
             st = open_lane(opt, all ? specs[r % n_lanes] : opt->gpu_spec, &ctxs[r]);
         if (st != DB_OK) {
-            for (int r = 0; r < n_runners; r++)
-                db_context_close(ctxs[r]);
-            free(ctxs);
+            close_lanes(ctxs, n_runners);
             return st;
         }
         sum->lanes = n_lanes;
     }
     if (list->out_dir && db_mkdir_p(list->out_dir) != 0) {
         st = db_fail(DB_ERR_IO, "cannot create the output directory %s: %s", list->out_dir, strerror(errno));
-        for (int r = 0; r < n_runners; r++)
-            db_context_close(ctxs[r]);
-        free(ctxs);
+        close_lanes(ctxs, n_runners);
         return st;
     }
     if (opt->log_json && !(b.log = strcmp(opt->log_json, "-") ? fopen(opt->log_json, "w") : stdout)) {
         st = db_fail(DB_ERR_IO, "cannot write the log %s: %s", opt->log_json, strerror(errno));
-        for (int r = 0; r < n_runners; r++)
-            db_context_close(ctxs[r]);
-        free(ctxs);
+        close_lanes(ctxs, n_runners);
         return st;
     }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -568,9 +570,7 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
         st = db_fail(DB_ERR_IO, "cannot write the log %s: %s", opt->log_json, strerror(errno));
     free(tids);
     free(lanes);
-    for (int r = 0; r < n_runners; r++)
-        db_context_close(ctxs[r]);
-    free(ctxs);
+    close_lanes(ctxs, n_runners);
     pthread_cond_destroy(&b.lane_cv);
     pthread_cond_destroy(&b.codec_cv);
     pthread_mutex_destroy(&b.report_lock);

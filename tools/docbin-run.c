@@ -101,9 +101,11 @@ static int usage_error(const char *msg)
     return EXIT_USAGE;
 }
 
-/* --map auto and --explain: the planner's costs for this image, the choice, the table. */
+/* --map auto and --explain: the planner's costs for pages like `in`, the choice
+** for `objective` (one image: latency; a batch: throughput), the table. */
 static db_status plan_map(db_context *ctx, const db_algo *algo, const db_job *job, const db_image *in,
-                          const char *calib_path, int automap, int explain, db_map *map, db_plan_costs **costs)
+                          const char *calib_path, int automap, int explain, db_plan_objective objective, db_map *map,
+                          db_plan_costs **costs)
 {
     *costs = malloc(sizeof **costs);
     if (!*costs)
@@ -111,7 +113,7 @@ static db_status plan_map(db_context *ctx, const db_algo *algo, const db_job *jo
     db_status st = db_plan_costs_load(*costs, calib_path, ctx, algo, job, in->width, in->height, in->channels);
     if (st == DB_OK && automap) {
         db_plan_choice choice;
-        if ((st = db_plan_choose(*costs, DB_PLAN_LATENCY, &choice)) == DB_OK) {
+        if ((st = db_plan_choose(*costs, objective, &choice)) == DB_OK) {
             *map = choice.map;
             if (choice.fallback && !explain) {
                 char line[1024];
@@ -180,23 +182,8 @@ static db_status batch_plan(const batch_args *ba, const db_batch_list *list, con
         db_context_close(ctx);
         return DB_OK;
     }
-    db_plan_costs *costs = malloc(sizeof *costs);
-    if (!costs)
-        st = db_fail(DB_ERR_NOMEM, "out of memory for the planner's cost table");
-    if (st == DB_OK)
-        st = db_plan_costs_load(costs, ba->calib_path, ctx, algo, job, first->width, first->height, first->channels);
-    db_plan_choice choice;
-    if (st == DB_OK && (st = db_plan_choose(costs, DB_PLAN_THROUGHPUT, &choice)) == DB_OK) {
-        if (ba->automap)
-            *map = choice.map;
-        if (ba->explain)
-            db_plan_explain(costs, map, stderr);
-        else if (ba->automap && choice.fallback) {
-            char line[1024];
-            db_plan_fallback_line(costs, &choice, line, sizeof line);
-            fprintf(stderr, "docbin-run: note: %s\n", line);
-        }
-    }
+    db_plan_costs *costs = NULL;
+    st = plan_map(ctx, algo, job, first, ba->calib_path, ba->automap, ba->explain, DB_PLAN_THROUGHPUT, map, &costs);
     free(costs);
     db_image_free(first);
     db_context_close(ctx);
@@ -486,7 +473,7 @@ int main(int argc, char **argv)
     }
     db_plan_costs *costs = NULL;
     if ((automap || explain) &&
-        (st = plan_map(ctx, algo, &job, in, calib_path, automap, explain, &map, &costs)) != DB_OK) {
+        (st = plan_map(ctx, algo, &job, in, calib_path, automap, explain, DB_PLAN_LATENCY, &map, &costs)) != DB_OK) {
         free(costs);
         db_image_free(in);
         db_context_close(ctx);
