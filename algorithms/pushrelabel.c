@@ -23,8 +23,10 @@ const char *const db_pr_kernels_names[DB_PR_KERNELS_COUNT] = {"global", "tiles"}
 ** drains the queue (tens of microseconds on a discrete GPU), while a launch
 ** past convergence finds nothing to do and costs a few. */
 #define MAX_BATCH 8
-/* The tiles' searches grow their batches further: a launch past convergence
-** there only reads one int per tile, all tiles being asleep. */
+/* The blocks' searches start with 4 launches (on DIBCO pages most searches
+** take 7 to 63) and grow their batches further: a launch past convergence
+** there only reads one int per block, all blocks being asleep. */
+#define FIRST_BFS_BATCH 4
 #define MAX_BFS_BATCH 32
 
 static cl_int cycles_per_launch(const db_pr_cut *pr)
@@ -40,9 +42,17 @@ static cl_int cycles_per_launch(const db_pr_cut *pr)
 ** tile and back; a tile stops early when it has nothing to do, so the bound
 ** only caps tiles whose excess climbs (it cannot reach the sink). */
 #define TILE_ROUNDS 64
-/* Relaxation rounds of one tile per launch of a global relabel: a tile
-** settles in about its diameter once its halo is right. */
-#define TILE_BFS_ROUNDS 64
+/* The search blocks of the TILES kernels (BFS_W, BFS_H, BFS_ITEMS in
+** cl/pushrelabel.cl: the work-group size pr_block_bfs requires), and their
+** relaxation rounds per launch. A launch lasts as long as its slowest block,
+** and a distance crosses a block in a few rounds (each round carries it along
+** a whole strip of 16 nodes), so a low cap ends launches sooner and lets the
+** neighbours see new halos: 16 rounds searched the slowest DIBCO pages in
+** 30% less time than 64 on an H100 (bench/results/howe-h100.md). */
+#define BFS_W 64
+#define BFS_H 64
+#define BFS_ITEMS 256
+#define BFS_ROUNDS 16
 
 /* Work-group size of the flow reduction, and its number of groups. */
 #define GROUP 256
@@ -64,6 +74,15 @@ static db_status launch_tiles(db_pr_cut *pr, cl_kernel k)
     return db_stage_launch(pr->run, k, 2, global, local);
 }
 
+/* A launch of pr_block_bfs: one work-group per search block. */
+static db_status launch_blocks(db_pr_cut *pr, cl_kernel k)
+{
+    const size_t rows_of_items = BFS_ITEMS / BFS_W;
+    const size_t global[2] = {(size_t)pr->blocks_x * BFS_W, (size_t)pr->blocks_y * rows_of_items};
+    const size_t local[2] = {BFS_W, rows_of_items};
+    return db_stage_launch(pr->run, k, 2, global, local);
+}
+
 static db_status fill(db_pr_cut *pr, cl_mem buf, cl_int count, cl_int value)
 {
     db_status st = db_stage_args(pr->run, pr->fill, 3, sizeof buf, &buf, sizeof count, &count, sizeof value, &value);
@@ -71,7 +90,7 @@ static db_status fill(db_pr_cut *pr, cl_mem buf, cl_int count, cl_int value)
 }
 
 /* Exact distances to the sink (a breadth-first search over reverse residual
-** arcs, done as relaxation): launches of SWEEPS rounds (or of tile-local
+** arcs, done as relaxation): launches of SWEEPS rounds (or of block-local
 ** rounds) in growing batches, a read of the "changed" flag after each batch,
 ** until a launch changes nothing. With TILES, the incoming slots must be
 ** empty (folded by settle()), or the search would miss residual arcs. */
@@ -79,23 +98,23 @@ static db_status global_relabel(db_pr_cut *pr)
 {
     db_stage_run *run = pr->run;
     int tiles = pr->kernels == DB_PR_TILES;
-    cl_int sweeps = tiles ? TILE_BFS_ROUNDS : cycles_per_launch(pr) == 1 ? 1 : SWEEPS;
-    cl_kernel k = tiles ? pr->tile_bfs : pr->bfs_sweeps;
+    cl_int sweeps = tiles ? BFS_ROUNDS : cycles_per_launch(pr) == 1 ? 1 : SWEEPS;
+    cl_kernel k = tiles ? pr->block_bfs : pr->bfs_sweeps;
     cl_int max_batch = tiles ? MAX_BFS_BATCH : MAX_BATCH;
     db_status st = db_stage_args(run, pr->bfs_init, 4, sizeof pr->rt, &pr->rt, sizeof pr->n, &pr->n,
                                  sizeof pr->hmax, &pr->hmax, sizeof pr->height, &pr->height);
     if (st == DB_OK)
         st = launch(pr, pr->bfs_init, (size_t)pr->n);
-    /* Every tile runs the first launch. */
+    /* Every block runs the first launch. */
     if (st == DB_OK && tiles)
-        st = fill(pr, pr->bfs_wake, pr->tiles, pr->bfs_launches);
+        st = fill(pr, pr->bfs_wake, pr->blocks, pr->bfs_launches);
     else if (st == DB_OK)
         st = db_stage_args(run, k, 6, sizeof pr->res, &pr->res, sizeof pr->rows, &pr->rows, sizeof pr->cols,
                            &pr->cols, sizeof sweeps, &sweeps, sizeof pr->height, &pr->height, sizeof pr->counter,
                            &pr->counter);
     /* The counter is cleared before the last launch of a batch only, so it
     ** says whether that launch changed anything. */
-    for (cl_int changed = 1, batch = 1; st == DB_OK && changed; batch = batch < max_batch ? 2 * batch : batch) {
+    for (cl_int changed = 1, batch = tiles ? FIRST_BFS_BATCH : 1; st == DB_OK && changed; batch = batch < max_batch ? 2 * batch : batch) {
         for (cl_int b = 0; b < batch && st == DB_OK; b++) {
             if (b == batch - 1)
                 st = fill(pr, pr->counter, 1, 0);
@@ -105,7 +124,7 @@ static db_status global_relabel(db_pr_cut *pr)
                                    &pr->cols, sizeof pr->hmax, &pr->hmax, sizeof sweeps, &sweeps, sizeof pr->height,
                                    &pr->height, sizeof pr->counter, &pr->counter, sizeof pr->bfs_wake, &pr->bfs_wake,
                                    sizeof stamp, &stamp);
-                st = st == DB_OK ? launch_tiles(pr, k) : st;
+                st = st == DB_OK ? launch_blocks(pr, k) : st;
             } else if (st == DB_OK)
                 st = launch(pr, k, (size_t)pr->n);
         }
@@ -152,6 +171,9 @@ db_status db_pr_cut_begin(db_pr_cut *pr, db_stage_run *run, int rows, int cols, 
     pr->tiles_x = (cols + TILE_W - 1) / TILE_W;
     pr->tiles_y = (rows + TILE_H - 1) / TILE_H;
     pr->tiles = pr->tiles_x * pr->tiles_y;
+    pr->blocks_x = (cols + BFS_W - 1) / BFS_W;
+    pr->blocks_y = (rows + BFS_H - 1) / BFS_H;
+    pr->blocks = pr->blocks_x * pr->blocks_y;
     size_t n = (size_t)pr->n, slots = 2 * (size_t)pr->tiles_x * (size_t)pr->tiles_y * TILE_SLOTS;
     pr->res = db_stage_scratch(run, 4 * n * sizeof(cl_int));
     pr->rt = db_stage_scratch(run, n * sizeof(cl_int));
@@ -171,11 +193,11 @@ db_status db_pr_cut_begin(db_pr_cut *pr, db_stage_run *run, int rows, int cols, 
     if (pr->kernels == DB_PR_TILES) {
         pr->incoming = db_stage_scratch(run, slots * sizeof(cl_int));
         pr->wake = db_stage_scratch(run, (size_t)pr->tiles * sizeof(cl_int));
-        pr->bfs_wake = db_stage_scratch(run, (size_t)pr->tiles * sizeof(cl_int));
+        pr->bfs_wake = db_stage_scratch(run, (size_t)pr->blocks * sizeof(cl_int));
         pr->tile_push = db_stage_kernel(run, "pushrelabel.cl", "pr_tile_push");
         pr->tile_settle = db_stage_kernel(run, "pushrelabel.cl", "pr_tile_settle");
-        pr->tile_bfs = db_stage_kernel(run, "pushrelabel.cl", "pr_tile_bfs");
-        if (!pr->incoming || !pr->wake || !pr->bfs_wake || !pr->tile_push || !pr->tile_settle || !pr->tile_bfs)
+        pr->block_bfs = db_stage_kernel(run, "pushrelabel.cl", "pr_block_bfs");
+        if (!pr->incoming || !pr->wake || !pr->bfs_wake || !pr->tile_push || !pr->tile_settle || !pr->block_bfs)
             return db_error_status();
         if ((st = fill(pr, pr->incoming, (cl_int)slots, 0)) != DB_OK ||
             (st = fill(pr, pr->wake, pr->tiles, 0)) != DB_OK)

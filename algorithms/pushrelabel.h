@@ -36,7 +36,8 @@ extern const char *const db_relabel_names[DB_RELABEL_COUNT];
 ** (lock-free, Hong & He), the right shape for a CPU device, which runs a
 ** work-group's items one after another. TILES: each work-group runs many
 ** rounds on a 16x16 tile in local memory per launch (block-local, as in
-** JF-Cut and Vineet-Narayanan), far fewer global round trips on a GPU.
+** JF-Cut and Vineet-Narayanan), and searches from the sink on 64x64 blocks,
+** far fewer global round trips on a GPU.
 ** The default follows the device type; the environment variable
 ** DOCBIN_PUSHRELABEL=global|tiles forces one (tests run both on PoCL, the
 ** bench compares them). Either gives the same cut and flow. */
@@ -56,17 +57,18 @@ typedef struct db_pr_cut {
     db_relabel strategy;
     db_pr_kernels kernels;
     cl_int tiles_x, tiles_y, tiles;     /* tiles of the TILES kernels across, down, in all */
+    cl_int blocks_x, blocks_y, blocks;  /* TILES: search blocks (pr_block_bfs) across, down, in all */
     cl_mem right, down;                 /* original link capacities (raises test them) */
     cl_mem res, rt, excess, height;     /* residuals N/S/W/E per node, to the sink; excess; heights */
     cl_mem counter, base, partial;
     cl_mem incoming;                    /* TILES: pushes over tile borders not yet added (zero between solves) */
-    cl_mem wake, bfs_wake;              /* TILES: per tile, the last push / search launch that must run it */
+    cl_mem wake, bfs_wake;              /* TILES: per tile / search block, the last launch that must run it */
     int exact;                          /* heights are exact distances (a global relabel ran since the last change) */
     long iterations;                    /* push/relabel iterations so far, over every solve */
     long relabels;                      /* global relabels so far */
     cl_int launches;                    /* push launches so far (TILES: their index and parity) */
     cl_int bfs_launches;                /* TILES: search launches so far (their index) */
-    cl_kernel fill, bfs_init, bfs_sweeps, cycles, count, raise, tile_push, tile_settle, tile_bfs;
+    cl_kernel fill, bfs_init, bfs_sweeps, cycles, count, raise, tile_push, tile_settle, block_bfs;
 } db_pr_cut;
 
 /* Starts a cut of the rows x cols grid whose capacities are in the given device

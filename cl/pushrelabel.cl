@@ -500,39 +500,92 @@ pr_tile_settle(global int *excess, global const int *height, global int *res, gl
     }
 }
 
-/* Global relabel, block-local: up to `rounds` relaxation rounds (as in
-** pr_bfs_sweeps) on one tile's heights in local memory, the halo's heights
-** read once from global memory. Heights only fall and never below the true
-** distance, whatever the halo read (old or new), so launches converge to the
-** breadth-first distances; *changed is set when a tile lowered anything, and a
-** launch in which no tile did saw final values everywhere. Tiles are woken as
-** in pr_tile_push (wake[tile] >= stamp): the host wakes all for the first
-** launch, a tile that lowered a border node wakes the neighbour beyond it, and
-** one that did not settle within `rounds` wakes itself; a tile left asleep
-** has settled on halo heights that have not changed since. */
-kernel __attribute__((reqd_work_group_size(TILE_W, TILE_H, 1))) void
-pr_tile_bfs(global const int *res, int rows, int cols, int hmax, int rounds, global int *height,
-            global int *changed, global int *wake, int stamp)
+/* Global relabel, block-local. A work-group owns a block of BFS_W x BFS_H
+** nodes (larger than a push tile: a search moves no flow, so a block can hold
+** more nodes per work-item) and runs up to `rounds` relaxation rounds on its
+** heights in local memory, the halo's heights read once from global memory.
+** In a round every work-item sweeps a strip of BFS_STRIP nodes forward and
+** back, each node taking one more than its lowest neighbour over a residual
+** arc when that is lower, with the new values of its own strip and the round's
+** starting values of the nodes beside it; strips run down the columns in even
+** rounds and along the rows in odd ones. A distance thus travels a whole strip
+** in one round whichever way it goes, and a block settles in a few rounds.
+** Heights only fall and never below the true distance, whatever the halo read
+** (old or new), so launches converge to the breadth-first distances; *changed
+** is set when a block lowered anything, and a launch in which no block did saw
+** final values everywhere. Blocks are woken as in pr_tile_push (wake[block] >=
+** stamp): the host wakes all for the first launch, a block that lowered a
+** border node wakes the neighbour beyond, and one that did not settle within
+** `rounds` wakes itself; a block left asleep has settled on halo heights that
+** have not changed since. */
+#define BFS_W 64
+#define BFS_H 64
+#define BFS_STRIP 16
+/* Work-items per block: one per strip; their number is also the halo's size
+** (2 * (BFS_W + BFS_H)), so each loads one halo node. */
+#define BFS_ITEMS (BFS_W * BFS_H / BFS_STRIP)
+#define BFS_ROW (BFS_W + 2)
+
+/* The local index (halo included) of the j-th node of work-item t's strip:
+** down column t % BFS_W in even rounds, along row t / (BFS_W / BFS_STRIP) in
+** odd ones; `step` is the index distance between consecutive strip nodes and
+** `side` that to the nodes beside it. */
+int bfs_strip(int t, int odd, int *step, int *side)
 {
-    local int lh[(TILE_H + 2) * HALO_W];
+    if (!odd) {
+        *step = BFS_ROW;
+        *side = 1;
+        return (t / BFS_W * BFS_STRIP + 1) * BFS_ROW + t % BFS_W + 1;
+    }
+    const int per_row = BFS_W / BFS_STRIP;
+    *step = 1;
+    *side = BFS_ROW;
+    return (t / per_row + 1) * BFS_ROW + t % per_row * BFS_STRIP + 1;
+}
+
+kernel __attribute__((reqd_work_group_size(BFS_W, BFS_ITEMS / BFS_W, 1))) void
+pr_block_bfs(global const int *res, int rows, int cols, int hmax, int rounds, global int *height,
+             global int *changed, global int *wake, int stamp)
+{
+    local int lh[(BFS_H + 2) * BFS_ROW];
+    /* Residual arcs per node, bit d for direction d, in the halo's layout. */
+    local uchar larcs[(BFS_H + 2) * BFS_ROW];
     local int lowered[3], edge[4], go;
-    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE_W + lx;
-    int tx = get_group_id(0), ty = get_group_id(1), tiles_x = get_num_groups(0), tile = ty * tiles_x + tx;
+    int lx = get_local_id(0), lid = get_local_id(1) * BFS_W + lx;
+    int bx = get_group_id(0), by = get_group_id(1), blocks_x = get_num_groups(0), block = by * blocks_x + bx;
     if (lid == 0)
-        go = wake[tile] >= stamp;
+        go = wake[block] >= stamp;
     barrier(CLK_LOCAL_MEM_FENCE);
     if (!go)
         return;
-    int r = ty * TILE_H + ly, k = tx * TILE_W + lx, inside = r < rows && k < cols;
-    int i = r * cols + k, h = hmax, arcs = 0;
-    if (inside) {
-        h = height[i];
-        int4 v = vload4(i, res);
-        arcs = (v.s0 > 0) << N | (v.s1 > 0) << S | (v.s2 > 0) << W | (v.s3 > 0) << E;
+    int top = by * BFS_H, left = bx * BFS_W, k = left + lx;
+    /* This work-item's column strip is also the nodes it loads and writes back. */
+    int step, side, at0 = bfs_strip(lid, 0, &step, &side), r0 = top + lid / BFS_W * BFS_STRIP;
+    int h0[BFS_STRIP];
+    for (int j = 0; j < BFS_STRIP; j++) {
+        int r = r0 + j, h = hmax, arcs = 0;
+        if (r < rows && k < cols) {
+            int i = r * cols + k;
+            h = height[i];
+            int4 v = vload4(i, res);
+            arcs = (v.s0 > 0) << N | (v.s1 > 0) << S | (v.s2 > 0) << W | (v.s3 > 0) << E;
+        }
+        h0[j] = h;
+        lh[at0 + j * step] = h;
+        larcs[at0 + j * step] = (uchar)arcs;
     }
-    int h0 = h, own = (ly + 1) * HALO_W + lx + 1;
-    lh[own] = h;
-    load_halo(lh, height, rows, cols, hmax);
+    {
+        int r, c, at;
+        if (lid < BFS_W)
+            r = top - 1, c = left + lid, at = lid + 1;
+        else if (lid < 2 * BFS_W)
+            r = top + BFS_H, c = left + lid - BFS_W, at = (BFS_H + 1) * BFS_ROW + lid - BFS_W + 1;
+        else if (lid < 2 * BFS_W + BFS_H)
+            r = top + lid - 2 * BFS_W, c = left - 1, at = (lid - 2 * BFS_W + 1) * BFS_ROW;
+        else
+            r = top + lid - 2 * BFS_W - BFS_H, c = left + BFS_W, at = (lid - 2 * BFS_W - BFS_H + 2) * BFS_ROW - 1;
+        lh[at] = r >= 0 && r < rows && c >= 0 && c < cols ? height[r * cols + c] : hmax;
+    }
     if (lid < 4)
         edge[lid] = 0;
     if (lid == 0)
@@ -541,15 +594,43 @@ pr_tile_bfs(global const int *res, int rows, int cols, int hmax, int rounds, glo
     int busy = 1;
     /* lowered[p] counts this round's changes; lowered[p ^ 1] is cleared as in pr_tile_push. */
     for (int round = 0; round < rounds; round++) {
-        int p = round & 1, best = h;
-        if (h > 1)
-            for (int d = 0; d < 4; d++)
-                if (arcs >> d & 1)
-                    best = min(best, lh[halo_index(lx, ly, d)] + 1);
+        int p = round & 1, at = bfs_strip(lid, p, &step, &side);
+        /* Along the strip: backward (N or W) and forward (S or E) arcs. */
+        int back = p ? W : N, fwd = p ? E : S, left_d = p ? N : W, right_d = p ? S : E;
+        int h[BFS_STRIP], a[BFS_STRIP], lo[BFS_STRIP], hi[BFS_STRIP];
+        for (int j = 0; j < BFS_STRIP; j++) {
+            int x = at + j * step;
+            h[j] = lh[x];
+            a[j] = larcs[x];
+            lo[j] = lh[x - side];
+            hi[j] = lh[x + side];
+        }
+        int before = lh[at - step], after = lh[at + BFS_STRIP * step];
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (best < h) {
-            h = best;
-            lh[own] = h;
+        int moved = 0;
+        for (int j = 0; j < BFS_STRIP; j++) {
+            if (h[j] <= 1)
+                continue;
+            int best = h[j];
+            if (a[j] >> back & 1)
+                best = min(best, (j ? h[j - 1] : before) + 1);
+            if (a[j] >> left_d & 1)
+                best = min(best, lo[j] + 1);
+            if (a[j] >> right_d & 1)
+                best = min(best, hi[j] + 1);
+            if (best < h[j])
+                h[j] = best, moved = 1;
+        }
+        for (int j = BFS_STRIP - 1; j >= 0; j--) {
+            if (h[j] <= 1 || !(a[j] >> fwd & 1))
+                continue;
+            int best = (j < BFS_STRIP - 1 ? h[j + 1] : after) + 1;
+            if (best < h[j])
+                h[j] = best, moved = 1;
+        }
+        if (moved) {
+            for (int j = 0; j < BFS_STRIP; j++)
+                lh[at + j * step] = h[j];
             atomic_inc(&lowered[p]);
         }
         if (lid == 0)
@@ -558,26 +639,38 @@ pr_tile_bfs(global const int *res, int rows, int cols, int hmax, int rounds, glo
         if ((busy = lowered[p]) == 0)
             break;
     }
-    if (h < h0) {
-        height[i] = h;
-        atomic_inc(&lowered[2]);
-        for (int d = 0; d < 4; d++)
-            if (tile_border(lx, ly, d))
-                atomic_or(&edge[d], 1);
+    int low = 0;
+    at0 = bfs_strip(lid, 0, &step, &side);
+    for (int j = 0; j < BFS_STRIP; j++) {
+        int h = lh[at0 + j * step];
+        if (h < h0[j]) {
+            height[(r0 + j) * cols + k] = h;
+            low = 1;
+            if (j == 0 && r0 == top)
+                atomic_or(&edge[N], 1);
+            if (j == BFS_STRIP - 1 && r0 + j == top + BFS_H - 1)
+                atomic_or(&edge[S], 1);
+            if (lx == 0)
+                atomic_or(&edge[W], 1);
+            if (lx == BFS_W - 1)
+                atomic_or(&edge[E], 1);
+        }
     }
+    if (low)
+        atomic_inc(&lowered[2]);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid != 0)
         return;
     if (lowered[2] > 0)
         atomic_or(changed, 1);
     if (busy)
-        atomic_max(&wake[tile], stamp + 1);
-    if (edge[N] && ty > 0)
-        atomic_max(&wake[tile - tiles_x], stamp + 1);
-    if (edge[S] && ty < get_num_groups(1) - 1)
-        atomic_max(&wake[tile + tiles_x], stamp + 1);
-    if (edge[W] && tx > 0)
-        atomic_max(&wake[tile - 1], stamp + 1);
-    if (edge[E] && tx < tiles_x - 1)
-        atomic_max(&wake[tile + 1], stamp + 1);
+        atomic_max(&wake[block], stamp + 1);
+    if (edge[N] && by > 0)
+        atomic_max(&wake[block - blocks_x], stamp + 1);
+    if (edge[S] && by < get_num_groups(1) - 1)
+        atomic_max(&wake[block + blocks_x], stamp + 1);
+    if (edge[W] && bx > 0)
+        atomic_max(&wake[block - 1], stamp + 1);
+    if (edge[E] && bx < blocks_x - 1)
+        atomic_max(&wake[block + 1], stamp + 1);
 }

@@ -258,8 +258,8 @@ db_status db_profile_write_trace(const db_profile *prof, const char *path)
         fprintf(f, "%s{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":", first ? "" : ",\n",
                 tid, (r->start_ns - t0) / 1e3, (r->end_ns - r->start_ns) / 1e3);
         db_json_string(f, name);
-        fprintf(f, ",\"cat\":\"%s\",\"args\":{\"bytes\":%zu}}", r->kind == DB_REC_KERNEL ? "kernel" : "transfer",
-                r->bytes);
+        fprintf(f, ",\"cat\":\"%s\",\"args\":{\"bytes\":%zu,\"run\":%d}}",
+                r->kind == DB_REC_KERNEL ? "kernel" : "transfer", r->bytes, r->run);
         first = 0;
     }
     fputs("\n]}\n", f);
