@@ -18,7 +18,7 @@
 #define CALIB_FIX "the calibration is not used; recalibrate, or delete the file to start uncalibrated"
 
 /* Fields of a stage row and of a transfer row, the row's kind included. */
-enum { STAGE_FIELDS = 11, TRANSFER_FIELDS = 7, STAGING_FIELDS = 5, MAX_FIELDS = 16 };
+enum { STAGE_FIELDS = 11, TRANSFER_FIELDS = 7, STAGING_FIELDS = 5, MAX_FIELDS = DB_CALIB_MAX_FIELDS };
 
 void db_calib_init(db_calib *calib)
 {
@@ -97,8 +97,7 @@ static int reserve(void **array, int n, int *cap, size_t elem)
     return 1;
 }
 
-/* Why a stage entry cannot be stored or written, or NULL when it can. */
-static const char *stage_problem(const db_calib_stage *e)
+const char *db_calib_key_problem(const db_calib_stage *e)
 {
     if (!is_hex(e->device, 16))
         return "the device key is not 16 lower-case hex digits";
@@ -108,6 +107,15 @@ static const char *stage_problem(const db_calib_stage *e)
         return "the role is neither cpu nor gpu";
     if (!is_hex(e->kernel_hash, 64))
         return "the kernel hash is not 64 lower-case hex digits";
+    return NULL;
+}
+
+/* Why a stage entry cannot be stored or written, or NULL when it can. */
+static const char *stage_problem(const db_calib_stage *e)
+{
+    const char *key = db_calib_key_problem(e);
+    if (key)
+        return key;
     if (!isfinite(e->model.a) || !isfinite(e->model.b))
         return "a or b is not a finite number";
     if (e->model.sizes < DB_COST_MIN_SIZES)
@@ -182,8 +190,7 @@ db_status db_calib_put_transfer(db_calib *calib, const db_calib_transfer *entry)
     return DB_OK;
 }
 
-/* Parses a whole field as a finite double. */
-static int parse_double(const char *s, double *v)
+int db_calib_parse_number(const char *s, double *v)
 {
     char *end;
     errno = 0;
@@ -211,13 +218,8 @@ static int copy_field(char *dst, size_t size, const char *src)
     return 1;
 }
 
-/* Parses the fields of a stage row into `e`; returns what is wrong, or NULL. */
-static const char *parse_stage(char **f, int n, db_calib_stage *e, char *why, size_t why_size)
+const char *db_calib_parse_key(char *const *f, db_calib_stage *e)
 {
-    if (n != STAGE_FIELDS) {
-        snprintf(why, why_size, "a stage row has %d fields, not %d", n, STAGE_FIELDS);
-        return why;
-    }
     memset(e, 0, sizeof *e);
     if (!copy_field(e->device, sizeof e->device, f[1]) || !copy_field(e->algo, sizeof e->algo, f[2]) ||
         !copy_field(e->stage, sizeof e->stage, f[3]) || !copy_field(e->variant, sizeof e->variant, f[5]) ||
@@ -229,13 +231,26 @@ static const char *parse_stage(char **f, int n, db_calib_stage *e, char *why, si
         e->role = DB_ROLE_GPU;
     else
         return "the role (field 5) is neither cpu nor gpu";
-    if (!parse_double(f[7], &e->model.a))
+    return db_calib_key_problem(e);
+}
+
+/* Parses the fields of a stage row into `e`; returns what is wrong, or NULL. */
+static const char *parse_stage(char **f, int n, db_calib_stage *e, char *why, size_t why_size)
+{
+    if (n != STAGE_FIELDS) {
+        snprintf(why, why_size, "a stage row has %d fields, not %d", n, STAGE_FIELDS);
+        return why;
+    }
+    const char *key = db_calib_parse_key(f, e);
+    if (key)
+        return key;
+    if (!db_calib_parse_number(f[7], &e->model.a))
         return "a (field 8) is not a number";
-    if (!parse_double(f[8], &e->model.b))
+    if (!db_calib_parse_number(f[8], &e->model.b))
         return "b (field 9) is not a number";
     if (!parse_count(f[9], &e->model.sizes))
         return "sizes (field 10) is not a count";
-    if (!parse_double(f[10], &e->model.spread))
+    if (!db_calib_parse_number(f[10], &e->model.spread))
         return "spread (field 11) is not a number";
     return stage_problem(e);
 }
@@ -255,13 +270,13 @@ static const char *parse_transfer(char **f, int n, db_calib_transfer *e, char *w
         e->dir = DB_D2H;
     else
         return "the direction (field 3) is neither h2d nor d2h";
-    if (!parse_double(f[3], &e->model.latency_ms))
+    if (!db_calib_parse_number(f[3], &e->model.latency_ms))
         return "the latency (field 4) is not a number";
-    if (!parse_double(f[4], &e->model.bandwidth_gbs))
+    if (!db_calib_parse_number(f[4], &e->model.bandwidth_gbs))
         return "the bandwidth (field 5) is not a number";
     if (!parse_count(f[5], &e->model.sizes))
         return "sizes (field 6) is not a count";
-    if (!parse_double(f[6], &e->model.spread))
+    if (!db_calib_parse_number(f[6], &e->model.spread))
         return "spread (field 7) is not a number";
     return transfer_problem(e);
 }
@@ -273,19 +288,18 @@ static const char *parse_staging(char **f, int n, db_transfer_model *m, char *wh
         return why;
     }
     memset(m, 0, sizeof *m);
-    if (!parse_double(f[1], &m->latency_ms))
+    if (!db_calib_parse_number(f[1], &m->latency_ms))
         return "the latency (field 2) is not a number";
-    if (!parse_double(f[2], &m->bandwidth_gbs))
+    if (!db_calib_parse_number(f[2], &m->bandwidth_gbs))
         return "the bandwidth (field 3) is not a number";
     if (!parse_count(f[3], &m->sizes))
         return "sizes (field 4) is not a count";
-    if (!parse_double(f[4], &m->spread))
+    if (!db_calib_parse_number(f[4], &m->spread))
         return "spread (field 5) is not a number";
     return copy_model_problem(m);
 }
 
-/* Splits `line` in place at blanks; returns the number of fields (at most MAX_FIELDS + 1). */
-static int split(char *line, char **f)
+int db_calib_split(char *line, char **f)
 {
     int n = 0;
     char *save;
@@ -320,7 +334,7 @@ static db_status parse_file(const char *path, char *text, db_calib *out)
             continue;
         }
         char *f[MAX_FIELDS + 1];
-        int n = split(line, f);
+        int n = db_calib_split(line, f);
         if (n == 0 || f[0][0] == '#')
             continue;
         const char *why;
@@ -390,8 +404,7 @@ db_status db_calib_load(db_calib *calib, const char *path)
     return DB_OK;
 }
 
-/* Creates every missing directory above `path` (the file itself excluded). */
-static db_status make_parents(const char *path)
+db_status db_calib_make_parents(const char *path)
 {
     char dir[4096];
     if (strlen(path) >= sizeof dir)
@@ -410,7 +423,7 @@ static db_status make_parents(const char *path)
 
 db_status db_calib_save(const db_calib *calib, const char *path)
 {
-    db_status st = make_parents(path);
+    db_status st = db_calib_make_parents(path);
     if (st != DB_OK)
         return st;
     db_atomic_file af;

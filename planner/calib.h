@@ -126,6 +126,28 @@ db_calib_found db_calib_find_transfer(const db_calib *calib, const char *device,
 ** directory can be named (no HOME) or the path does not fit in `size`. */
 db_status db_calib_default_path(char *path, size_t size);
 
+/* ---- Shared with the history file (history.c), whose rows hold a stage key ---- */
+
+/* Most fields a row may have; db_calib_split reports one more when there are more. */
+enum { DB_CALIB_MAX_FIELDS = 16 };
+
+/* Splits `line` in place at blanks into f[]; returns the number of fields (at
+** most DB_CALIB_MAX_FIELDS + 1, f having room for that many). */
+int db_calib_split(char *line, char **f);
+
+/* Parses a whole field as a finite number; 0 when it is not one. */
+int db_calib_parse_number(const char *s, double *v);
+
+/* Parses fields f[1..6] (device, algo, stage, role, variant, kernel hash) into
+** `e`, its model zeroed; returns what is wrong with them, or NULL. */
+const char *db_calib_parse_key(char *const *f, db_calib_stage *e);
+
+/* What is wrong with the key of `e` (not its model), or NULL. */
+const char *db_calib_key_problem(const db_calib_stage *e);
+
+/* Creates every missing directory above `path` (the file itself excluded). */
+db_status db_calib_make_parents(const char *path);
+
 /* The SHA-256 (64 hex digits) of the text of the OpenCL sources `stage` lists
 ** (db_stage.sources), in order, as programs are built from them: the kernel
 ** hash of its calibration rows. DB_ERR_USAGE when sources is NULL or names a

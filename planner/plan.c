@@ -7,6 +7,7 @@
 #include "planner/map.h"
 #include "planner/plan.h"
 #include "runtime/sched.h"
+#include "runtime/util.h"
 
 /* Scores closer than this (relative) are ties: sums of the same costs in another
 ** order must not make the choice depend on rounding. */
@@ -31,8 +32,10 @@ void db_plan_costs_init(db_plan_costs *costs, const db_algo *algo, const db_job 
             costs->copy[r][d] = DB_PLAN_UNKNOWN;
     }
     for (int s = 0; s < algo->n_stages; s++)
-        for (int r = 0; r < DB_ROLE_COUNT; r++)
+        for (int r = 0; r < DB_ROLE_COUNT; r++) {
             costs->stage[s][r] = algo->stages[s].impl[r] ? DB_PLAN_UNKNOWN : DB_PLAN_NO_IMPL;
+            costs->history_factor[s][r] = 1.0;
+        }
     for (int i = 0; i < algo->n_items && i < DB_MAX_ITEMS; i++)
         costs->item_bytes[i] = db_item_bytes(&algo->items[i], job, width, height, channels);
     costs->staging = DB_PLAN_KNOWN;
@@ -87,8 +90,9 @@ static void add_note(db_plan_costs *costs, const char *fmt, ...)
     va_end(ap);
 }
 
-db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, const db_context *ctx,
-                                   const db_algo *algo, const db_job *job, int width, int height, int channels)
+db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, const db_history *history,
+                                   const db_context *ctx, const db_algo *algo, const db_job *job, int width,
+                                   int height, int channels)
 {
     db_plan_costs_init(costs, algo, job, width, height, channels);
     for (int r = 0; r < DB_ROLE_COUNT; r++) {
@@ -117,9 +121,21 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
             char msg[DB_PLAN_NOTE];
             switch (db_calib_find_stage(calib, info->key, algo->name, stage->name, (db_role)r, variant, hash,
                                         &model, msg, sizeof msg)) {
-            case DB_CALIB_FOUND:
-                db_plan_costs_set_stage(costs, s, (db_role)r, db_cost_predict(&model, pixels));
+            case DB_CALIB_FOUND: {
+                double factor = 1.0;
+                if (history) {
+                    db_calib_stage key = {.role = (db_role)r};
+                    snprintf(key.device, sizeof key.device, "%s", info->key);
+                    snprintf(key.algo, sizeof key.algo, "%s", algo->name);
+                    snprintf(key.stage, sizeof key.stage, "%s", stage->name);
+                    snprintf(key.variant, sizeof key.variant, "%s", variant);
+                    snprintf(key.kernel_hash, sizeof key.kernel_hash, "%s", hash);
+                    costs->history_runs[s][r] = db_history_factor(history, &key, &model, &factor);
+                    costs->history_factor[s][r] = factor;
+                }
+                db_plan_costs_set_stage(costs, s, (db_role)r, factor * db_cost_predict(&model, pixels));
                 break;
+            }
             case DB_CALIB_STALE:
                 add_note(costs, "%s, with docbin-bench --calibrate (device %s is '%s')", msg, info->key, info->name);
                 break;
@@ -166,11 +182,20 @@ db_status db_plan_costs_load(db_plan_costs *costs, const char *path, const db_co
             return st;
         path = def;
     }
+    char history_path[4096 + 16];
+    db_status st = db_history_path(path, history_path, sizeof history_path);
+    if (st != DB_OK)
+        return st;
     db_calib calib;
     db_calib_init(&calib);
-    db_status st = db_calib_load(&calib, path);
+    db_history history;
+    db_history_init(&history);
+    /* History is a hint: a bad file is reported and left out, never fatal. */
+    if ((st = db_calib_load(&calib, path)) == DB_OK && db_history_load(&history, history_path) != DB_OK)
+        db_warn("%s", db_error_message());
     if (st == DB_OK)
-        st = db_plan_costs_from_calib(costs, &calib, ctx, algo, job, width, height, channels);
+        st = db_plan_costs_from_calib(costs, &calib, &history, ctx, algo, job, width, height, channels);
+    db_history_free(&history);
     db_calib_free(&calib);
     return st;
 }
@@ -473,6 +498,12 @@ void db_plan_explain(const db_plan_costs *costs, const db_map *ran, FILE *f)
     }
     fprintf(f, "* = the map that runs; staging: the host's copies of the page and the result; latency: one image "
                "until its output is in the caller's image; period: a batch's time per image (its busiest queue)\n");
+    for (int s = 0; s < algo->n_stages; s++)
+        for (int r = 0; r < DB_ROLE_COUNT; r++)
+            if (costs->history_runs[s][r] >= DB_HISTORY_MIN)
+                fprintf(f, "history: %s on %s predicted x%.2f the calibration (median of the last %d runs)\n",
+                        algo->stages[s].name, db_role_name((db_role)r), costs->history_factor[s][r],
+                        costs->history_runs[s][r]);
     for (int o = 0; o < 2; o++) {
         db_plan_objective obj = o ? DB_PLAN_THROUGHPUT : DB_PLAN_LATENCY;
         db_plan_choice choice;

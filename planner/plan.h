@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "planner/calib.h"
+#include "planner/history.h"
 #include "planner/cost.h"
 #include "runtime/device.h"
 #include "runtime/profile.h"
@@ -81,6 +82,8 @@ typedef struct db_plan_costs {
     db_plan_entry staging;                     /* the host's copies of the input into staging memory and
                                                ** of the output out of it (memcpy), paid by every map */
     db_transfer_model staging_model;           /* when KNOWN; free after db_plan_costs_init */
+    double history_factor[DB_MAX_STAGES][DB_ROLE_COUNT]; /* measured / calibrated, applied (1: none) */
+    int history_runs[DB_MAX_STAGES][DB_ROLE_COUNT];      /* the runs it came from (history.h) */
     char notes[DB_PLAN_MAX_NOTES][DB_PLAN_NOTE]; /* missing or stale entries, with the fix */
     int n_notes;
 } db_plan_costs;
@@ -110,14 +113,18 @@ void db_plan_costs_unbind(db_plan_costs *costs, db_role role);
 /* Fills a table from `calib` for the roles of `ctx`: device keys of the bound
 ** devices, the variant word of `job` ("-" without variants) and each stage's
 ** kernel hash. Every missing or stale entry a runnable map could need becomes
-** UNKNOWN with a note naming the stage, role and device and the fix.
+** UNKNOWN with a note naming the stage, role and device and the fix. With a
+** `history` (may be NULL), each calibrated stage's prediction is scaled by
+** its measured / predicted ratio (db_history_factor).
 ** DB_ERR_USAGE when a stage's kernel hash cannot be computed. */
-db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, const db_context *ctx,
-                                   const db_algo *algo, const db_job *job, int width, int height, int channels);
+db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, const db_history *history,
+                                   const db_context *ctx, const db_algo *algo, const db_job *job, int width,
+                                   int height, int channels);
 
 /* As db_plan_costs_from_calib, reading the calibration file at `path` (NULL:
-** db_calib_default_path). A missing file is an empty calibration; a malformed
-** one fails with its name, line and fix (calib.h). */
+** db_calib_default_path) and the history file beside it. A missing file is an
+** empty calibration or history; a malformed one fails with its name, line and
+** fix (calib.h, history.h). */
 db_status db_plan_costs_load(db_plan_costs *costs, const char *path, const db_context *ctx, const db_algo *algo,
                              const db_job *job, int width, int height, int channels);
 

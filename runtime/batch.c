@@ -48,12 +48,14 @@ typedef struct batch {
     db_batch_summary *sum;
     uint64_t start_ns, progress_ns;
     bool progress_shown;
+    bool shared;                 /* more images than lanes in flight: images share devices */
 } batch;
 
 typedef struct lane_arg {
     batch *b;
     db_context *ctx;
     int lane;
+    int runs;        /* images run so far */
 } lane_arg;
 
 static double ms_since(uint64_t t0)
@@ -345,6 +347,12 @@ static void run_slot(batch *b, lane_arg *lane, slot *s)
     db_report report = {0};
     uint64_t t = db_now_ns();
     s->r.lane = lane->lane;
+    s->r.warm = lane->runs++ > 0;
+    s->r.shared = b->shared;
+    s->r.width = s->in->width;
+    s->r.height = s->in->height;
+    for (int r = 0; r < DB_ROLE_COUNT; r++)
+        snprintf(s->r.device[r], sizeof s->r.device[r], "%s", lane->ctx->role[r] ? lane->ctx->role[r]->info.key : "");
     db_status st = db_run(lane->ctx, opt->algo, opt->map, opt->job, s->in, &s->out, &report, prof);
     s->r.run_ms = ms_since(t);
     if (st != DB_OK) {
@@ -506,6 +514,7 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
             return st;
         }
         sum->lanes = n_lanes;
+        b.shared = n_runners > n_lanes;
     }
     if (list->out_dir && db_mkdir_p(list->out_dir) != 0) {
         st = db_fail(DB_ERR_IO, "cannot create the output directory %s: %s", list->out_dir, strerror(errno));

@@ -86,6 +86,10 @@ typedef struct db_batch_result {
     db_status status;       /* DB_OK unless failed */
     char message[2048];     /* the error message when failed */
     int lane;               /* the device lane that ran it; -1 if none did */
+    char device[DB_ROLE_COUNT][17]; /* that lane's device keys per role ("" when unbound) */
+    bool warm;              /* not its context's first image (which builds programs and fills pools) */
+    bool shared;            /* other images of the batch may run on its devices at the same time */
+    int width, height;      /* the input's size, once decoded */
     double decode_ms, run_ms, encode_ms; /* each step alone */
     double wall_ms;         /* from claiming the input to the output in place, queues included */
     int n_rows;             /* per-stage and per-copy device times, with profiling */

@@ -33,6 +33,13 @@ def write(path, data):
     return path
 
 
+def png_size(path):
+    """Width and height from a PNG file's IHDR chunk."""
+    with open(path, 'rb') as f:
+        head = f.read(24)
+    return int.from_bytes(head[16:20], 'big'), int.from_bytes(head[20:24], 'big')
+
+
 def png_decode(data):
     """(width, height, channels, pixels) of a non-interlaced 8-bit gray/RGB or 1-bit gray PNG, decoded
     here rather than by docbin: pixels is a list of rows, each a list of 8-bit gray levels (1-bit: 0/255)

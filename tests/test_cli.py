@@ -175,6 +175,7 @@ def check_planner(tmp, good):
         check(open(os.path.join(out_dir, 'good.png'), 'rb').read() == open(ref, 'rb').read(),
               'batch --map auto: output differs from --map gpu')
         print('ok   --map auto: cpu,cpu,cpu for one image, cpu,gpu,cpu for a batch')
+        check_history(tmp, good, env, calib2, keys, ref)
         # A broken calibration file is an error naming it, with no output.
         with open(calib, 'a') as f:
             f.write('stage nonsense\n')
@@ -182,6 +183,69 @@ def check_planner(tmp, good):
         rc, _, err = run(['--algo', 'sauvola', '--map', 'auto', '--calib', calib, good, '-o', o], env)
         check(rc == 1 and 'plan.calib' in err and not os.path.exists(o), f'bad calibration file: {rc} {err}')
         print(f'ok   bad calibration file: exit {rc}')
+
+
+def check_history(tmp, good, env, calib, keys, ref):
+    """--history: rows of warm runs beside the calibration file, and auto corrected by them."""
+    hist = calib + '.history'
+    if os.path.exists(hist):
+        os.remove(hist)  # the batch before recorded its warm page
+    o = os.path.join(tmp, 'hist.png')
+    w, h = clitest.png_size(good)
+
+    def rows():
+        return [l.split() for l in open(hist) if l.startswith('run ')] if os.path.exists(hist) else []
+    # --repeat 3: runs 2 and 3 are warm, 3 stages each; the first run adds nothing.
+    rc, _, err = run(['--algo', 'sauvola', '--map', 'cpu,gpu,cpu', '--calib', calib, '--history', '--repeat', '3',
+                      good, '-o', o], env)
+    r = rows()
+    expect = [('gray', 'cpu', 'gray.cl'), ('stats', 'gpu', 'window_stats.cl'), ('threshold', 'cpu',
+                                                                               'local_threshold.cl')] * 2
+    check(rc == 0 and open(hist).readline() == 'docbin-history 1\n', f'--history: no history file: {err}')
+    check([(x[3], x[4]) for x in r] == [(s, role) for s, role, _ in expect]
+          and all(x[1] == keys[x[4]] and x[2] == 'sauvola' and x[5] == 'sliding' and x[6] == kernel_hash(src)
+                  and float(x[7]) == w * h and float(x[8]) > 0 for x, (_, _, src) in zip(r, expect)),
+          f'--history --repeat 3: rows {r}')
+    print(f'ok   --history --repeat 3: {len(r)} rows (2 warm runs x 3 stages)')
+    # One run (cold) and --no-history with --map auto add nothing.
+    for args in (['--map', 'gpu', '--history'], ['--map', 'auto', '--no-history', '--repeat', '2']):
+        rc, _, err = run(['--algo', 'sauvola', '--calib', calib] + args + [good, '-o', o], env)
+        check(rc == 0 and len(rows()) == 6, f'{args}: history has {len(rows())} rows: {err}')
+    print('ok   a single run and --no-history record nothing')
+    # A batch with one page on the devices at a time: every page after the first is warm.
+    # With two in flight (the default), pages share the devices: nothing is recorded.
+    pages = [shutil.copy(good, os.path.join(tmp, f'hist{i}.png')) for i in range(3)]
+    for extra, total in ((['--in-flight', '1'], 12), ([], 12)):
+        rc, _, err = run(['--algo', 'sauvola', '--map', 'cpu,gpu,cpu', '--calib', calib, '--history'] + extra
+                         + pages + ['--out-dir', os.path.join(tmp, 'hist-batch')], env)
+        check(rc == 0 and len(rows()) == total, f'batch --history {extra}: {len(rows())} rows, expected {total}')
+    print('ok   batch --history: 2 warm pages x 3 stages with --in-flight 1, none with 2 in flight')
+    # History corrects the calibration: gray on cpu measured at 3x its calibrated 2 ms
+    # (the median of the last runs) makes it 6 ms, so one image's best map is no longer
+    # cpu,cpu,cpu (6+4+2 = 12) but gpu,cpu,cpu (3+4+2 = 9; gpu,gpu,cpu 9.5 is outside the 5% margin).
+    with open(hist, 'w') as f:
+        f.write('docbin-history 1\n')
+        for ms in (5, 6, 7, 60):  # a run of another kernel version does not count
+            f.write(f'run {keys["cpu"]} sauvola gray cpu sliding {kernel_hash("gray.cl")} {w * h} {ms}\n')
+        f.write(f'run {keys["cpu"]} sauvola gray cpu sliding {"0" * 64} {w * h} 1000\n')
+    rc, _, err = run(['--algo', 'sauvola', '--map', 'auto', '--calib', calib, '--explain', good, '-o', o], env)
+    marked = [m for mk, m in explain_rows(err, 3) if mk]
+    check(rc == 0 and marked == ['gpu,cpu,cpu'] and 'best for latency: gpu,cpu,cpu (9.000 ms' in err
+          and 'history: gray on cpu predicted x3.25 the calibration (median of the last 4 runs)' in err,
+          f'--map auto with history ran {marked}: {err}')
+    check(open(o, 'rb').read() == open(ref, 'rb').read(), '--map auto with history: output differs')
+    print('ok   history corrects the calibration: --map auto runs gpu,cpu,cpu')
+    # A malformed history file is a warning naming it; the plan goes on without history
+    # (cpu,cpu,cpu, as before any history).
+    with open(hist, 'a') as f:
+        f.write('run nonsense\n')
+    os.remove(o)
+    rc, _, err = run(['--algo', 'sauvola', '--map', 'auto', '--calib', calib, '--explain', good, '-o', o], env)
+    marked = [m for mk, m in explain_rows(err, 3) if mk]
+    check(rc == 0 and '.history:7:' in err and 'delete the file' in err and marked == ['cpu,cpu,cpu']
+          and open(o, 'rb').read() == open(ref, 'rb').read(), f'bad history file: {rc} {marked} {err}')
+    print('ok   bad history file: a warning, planned without it')
+    os.remove(hist)
 
 
 def main():

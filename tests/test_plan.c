@@ -485,7 +485,7 @@ static void test_from_calib(void)
     /* Nothing calibrated: the default map, one note per stage and role,
     ** naming the stage, the role, the device and the fix, and one for the
     ** host's staging copies. */
-    CHECK(db_plan_costs_from_calib(&c, &calib, ctx, sauvola, &job, w, h, 1) == DB_OK, "from empty: %s",
+    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &job, w, h, 1) == DB_OK, "from empty: %s",
           db_error_message());
     CHECK(c.n_notes == 7 && notes_with(&c, "staging copies", "docbin-bench --calibrate") == 1,
           "%d notes for an empty calibration, expected 7", c.n_notes);
@@ -517,7 +517,7 @@ static void test_from_calib(void)
             db_calib_stage e = row(ctx->role[r], sauvola, s, (db_role)r, "sliding", ab[s][r][0], ab[s][r][1]);
             CHECK(db_calib_put_stage(&calib, &e) == DB_OK, "put: %s", db_error_message());
         }
-    CHECK(db_plan_costs_from_calib(&c, &calib, ctx, sauvola, &job, w, h, 1) == DB_OK, "from full: %s",
+    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &job, w, h, 1) == DB_OK, "from full: %s",
           db_error_message());
     CHECK(c.n_notes == 0, "%d notes for a full calibration: %s", c.n_notes, c.n_notes ? c.notes[0] : "");
     CHECK(near(c.stage_ms[0][DB_ROLE_GPU], 2.0) && near(c.stage_ms[1][DB_ROLE_CPU], 4.0) &&
@@ -531,7 +531,7 @@ static void test_from_calib(void)
     /* Another variant has no rows. */
     db_job shared_job = job;
     CHECK(db_job_set_variant(sauvola, &shared_job, "shared") == DB_OK, "variant");
-    CHECK(db_plan_costs_from_calib(&c, &calib, ctx, sauvola, &shared_job, w, h, 1) == DB_OK && c.n_notes == 6 &&
+    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &shared_job, w, h, 1) == DB_OK && c.n_notes == 6 &&
               notes_with(&c, "variant shared", NULL) == 6 && notes_with(&c, "stats", NULL) == 2,
           "variant shared: %d notes", c.n_notes);
 
@@ -539,7 +539,7 @@ static void test_from_calib(void)
     db_calib_stage stale = row(ctx->role[DB_ROLE_GPU], sauvola, 1, DB_ROLE_GPU, "sliding", 0.25, 5e-5);
     memset(stale.kernel_hash, '0', 64);
     CHECK(db_calib_put_stage(&calib, &stale) == DB_OK, "put stale");
-    CHECK(db_plan_costs_from_calib(&c, &calib, ctx, sauvola, &job, w, h, 1) == DB_OK, "from stale");
+    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &job, w, h, 1) == DB_OK, "from stale");
     CHECK(c.n_notes == 1 && c.stage[1][DB_ROLE_GPU] == DB_PLAN_UNKNOWN &&
               notes_with(&c, "sauvola/stats (gpu", "other kernels") == 1 &&
               notes_with(&c, "recalibrate that stage on that device", "docbin-bench --calibrate") == 1 &&
@@ -554,7 +554,7 @@ static void test_from_calib(void)
     CHECK(db_calib_put_stage(&calib, &stale) == DB_OK, "put fresh");
     bool unified = ctx->role[DB_ROLE_GPU]->info.host_unified;
     ctx->role[DB_ROLE_GPU]->info.host_unified = false;
-    CHECK(db_plan_costs_from_calib(&c, &calib, ctx, sauvola, &job, w, h, 1) == DB_OK, "from unshared");
+    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &job, w, h, 1) == DB_OK, "from unshared");
     CHECK(c.n_notes == 2 && notes_with(&c, "h2d copies of the gpu role", "docbin-bench --calibrate") == 1 &&
               notes_with(&c, "d2h copies of the gpu role", ctx->role[DB_ROLE_GPU]->info.name) == 1,
           "copy notes: %d", c.n_notes);
@@ -564,7 +564,7 @@ static void test_from_calib(void)
     t.dir = DB_D2H;
     t.model.latency_ms = 0.25;
     CHECK(db_calib_put_transfer(&calib, &t) == DB_OK, "put d2h");
-    CHECK(db_plan_costs_from_calib(&c, &calib, ctx, sauvola, &job, w, h, 1) == DB_OK && c.n_notes == 0,
+    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &job, w, h, 1) == DB_OK && c.n_notes == 0,
           "with copies: %d notes", c.n_notes);
     /* gpu,gpu,gpu: image h2d 0.5 + 5000 / 2e6 = 0.5025, out d2h 0.25 + 0.0025 = 0.2525,
     ** after and before the staging copies of 0.2 ms each. */

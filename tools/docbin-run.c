@@ -37,6 +37,13 @@ static const char usage_text[] =
     "      --explain           print every map's predicted stage, transfer and total times, the\n"
     "                          map that runs marked, then its measured times beside the predicted\n"
     "                          ones (a batch: the predicted table, for pages of its first input)\n"
+    "      --history           add the measured stage times of warm runs (--repeat's runs after\n"
+    "                          the first; a batch's pages after the first when each device runs\n"
+    "                          one page at a time: --in-flight 1 or --serial) to the history\n"
+    "                          beside the calibration file (FILE.history), which --map auto uses\n"
+    "                          to correct the calibration for real pages (default with --map auto;\n"
+    "                          nothing is recorded while the calibration file does not exist)\n"
+    "      --no-history        record nothing\n"
     "  -p, --param NAME=VALUE  set a parameter (repeatable), e.g. --param window=25 --param k=0.1\n"
     "      --variant NAME      stats variant: sliding (default), global, global-shared, shared\n"
     "      --gray RULE         colour to gray: bt601 (default) or qt ((11r+16g+5b)/32)\n"
@@ -130,7 +137,7 @@ static db_status plan_map(db_context *ctx, const db_algo *algo, const db_job *jo
 enum long_only {
     OPT_VARIANT = 256, OPT_GRAY, OPT_DEPTH, OPT_SAMPLE, OPT_WRITE_SAMPLE, OPT_CPU_DEVICE, OPT_GPU_DEVICE,
     OPT_PROFILE, OPT_TRACE, OPT_LIST_ALGOS, OPT_LIST_DEVICES, OPT_VERSION, OPT_REPEAT, OPT_SAMPLE_SIZE,
-    OPT_EXPLAIN, OPT_CALIB
+    OPT_EXPLAIN, OPT_CALIB, OPT_HISTORY, OPT_NO_HISTORY
 };
 
 /* The batch form's options (a range of their own). */
@@ -145,8 +152,52 @@ typedef struct batch_args {
     int shard_k, shard_n, in_flight, threads;
     bool skip_existing, codec_only, serial;
     bool automap, explain;    /* --map auto, --explain: the planner picks the batch's map */
+    bool history;             /* record every image's stage times (--history, or --map auto) */
     const char *calib_path;
 } batch_args;
+
+/* What a run's history rows are keyed and filed by. */
+typedef struct history_args {
+    const char *calib_path;   /* NULL: this host's default calibration file */
+    const db_algo *algo;
+    const db_job *job;
+    const db_map *map;
+    bool warned;
+} history_args;
+
+/* Appends one run's stage times (rows of db_profile_run_rows) to the history,
+** when the calibration file it corrects exists. A failure is one warning, not a
+** failed image: history is a hint. */
+static void record_history(history_args *h, const db_profile_row *rows, int n_rows, const char (*keys)[17],
+                           int width, int height)
+{
+    char calib[4096], path[4096 + 16];
+    db_history_run runs[DB_MAX_STAGES];
+    int n = 0;
+    db_status st = h->calib_path ? DB_OK : db_calib_default_path(calib, sizeof calib);
+    const char *calib_path = h->calib_path ? h->calib_path : calib;
+    if (st == DB_OK && access(calib_path, F_OK) != 0)
+        return;
+    if (st == DB_OK)
+        st = db_history_path(calib_path, path, sizeof path);
+    if (st == DB_OK)
+        st = db_history_rows(rows, n_rows, keys, h->algo, h->job, h->map, (double)width * height, runs, &n);
+    if (st == DB_OK && n > 0)
+        st = db_history_append(path, runs, n);
+    if (st != DB_OK && !h->warned) {
+        fprintf(stderr, "docbin-run: warning: the run's stage times were not added to the history: %s\n",
+                db_error_message());
+        h->warned = true;
+    }
+}
+
+/* The batch engine's per-image callback when recording history. */
+static void history_callback(const db_batch_result *r, void *user)
+{
+    /* Times measured while other pages share the devices are not the stage's cost. */
+    if (r->state == DB_BATCH_OK && r->warm && !r->shared && r->n_rows > 0)
+        record_history(user, r->rows, r->n_rows, r->device, r->width, r->height);
+}
 
 /* Parses a count for `option` from 1 to `max`; 0 on error. */
 static int parse_count(const char *text, int max)
@@ -222,13 +273,16 @@ static int run_batch(const batch_args *ba, char **args, int n_args, const db_alg
         db_batch_list_free(&list);
         return fail(st);
     }
+    history_args hist = {.calib_path = ba->calib_path, .algo = algo, .job = job, .map = map};
+    bool history = ba->history && !ba->codec_only;
     db_batch_options opt = {
         .algo = algo, .map = map, .job = job, .cpu_spec = cpu_spec, .gpu_spec = gpu_spec,
         .in_flight = ba->in_flight, .threads = ba->threads, .bits = bits,
         .skip_existing = ba->skip_existing, .codec_only = ba->codec_only, .serial = ba->serial,
-        .stage_times = ba->log_json != NULL,
+        .stage_times = ba->log_json != NULL || history,
         .prog = "docbin-run", .errors = stderr, .log_json = ba->log_json,
         .progress = isatty(STDERR_FILENO) ? stderr : NULL,
+        .on_image = history ? history_callback : NULL, .user = &hist,
     };
     db_batch_summary sum;
     st = db_batch_run(&opt, &list, &sum);
@@ -271,12 +325,14 @@ int main(int argc, char **argv)
         {"serial", no_argument, NULL, OPT_SERIAL},
         {"explain", no_argument, NULL, OPT_EXPLAIN},
         {"calib", required_argument, NULL, OPT_CALIB},
+        {"history", no_argument, NULL, OPT_HISTORY},
+        {"no-history", no_argument, NULL, OPT_NO_HISTORY},
         {NULL, 0, NULL, 0},
     };
     const char *algo_name = NULL, *map_text = getenv("DOCBIN_MAP"), *output = NULL, *variant = NULL;
     const char *cpu_spec = NULL, *gpu_spec = NULL, *trace = NULL, *write_sample = NULL;
     const char *settings[MAX_SETTINGS], *calib_path = NULL;
-    int explain = 0;
+    int explain = 0, history = -1; /* -1: record with --map auto only */
     int n_settings = 0, depth = 1, sample = 0, profile = 0, list_algos = 0, list_devices = 0, repeat = 1;
     int sample_w = 1240, sample_h = 1754; /* A4 at 150 dpi */
     db_gray_rule gray = DB_GRAY_BT601;
@@ -357,6 +413,8 @@ int main(int argc, char **argv)
         case OPT_SERIAL: batch.serial = true; break;
         case OPT_EXPLAIN: explain = 1; break;
         case OPT_CALIB: calib_path = optarg; break;
+        case OPT_HISTORY: history = 1; break;
+        case OPT_NO_HISTORY: history = 0; break;
         case ':': {
             char msg[128];
             snprintf(msg, sizeof msg, "option %s needs a value", argv[optind - 1]);
@@ -453,6 +511,9 @@ int main(int argc, char **argv)
     batch.automap = automap;
     batch.explain = explain;
     batch.calib_path = calib_path;
+    if (history < 0)
+        history = automap;
+    batch.history = history;
     if (batch_form)
         return run_batch(&batch, argv + optind, argc - optind, algo, &map, &job, depth, cpu_spec, gpu_spec);
 
@@ -479,7 +540,7 @@ int main(int argc, char **argv)
         db_context_close(ctx);
         return fail(st);
     }
-    db_profile *prof = profile || trace || explain ? db_profile_new() : NULL;
+    db_profile *prof = profile || trace || explain || history ? db_profile_new() : NULL;
     db_image *out = NULL;
     db_report report = {0};
     st = db_run(ctx, algo, &map, &job, in, &out, &report, prof);
@@ -509,6 +570,18 @@ int main(int argc, char **argv)
             code = fail(st);
         if (explain)
             db_plan_explain_measured(costs, &map, prof, -1, stderr);
+    }
+    if (st == DB_OK && prof && history) {
+        /* Warm runs only, as calibrated: the first builds programs and fills pools. */
+        history_args hist = {.calib_path = calib_path, .algo = algo, .job = &job, .map = &map};
+        char keys[DB_ROLE_COUNT][17];
+        for (int r = 0; r < DB_ROLE_COUNT; r++)
+            snprintf(keys[r], sizeof keys[r], "%s", ctx->role[r] ? ctx->role[r]->info.key : "");
+        for (int i = 1; i < repeat; i++) {
+            db_profile_row rows[DB_BATCH_MAX_ROWS];
+            int n = db_profile_run_rows(prof, i, rows, DB_BATCH_MAX_ROWS);
+            record_history(&hist, rows, n < DB_BATCH_MAX_ROWS ? n : DB_BATCH_MAX_ROWS, keys, in->width, in->height);
+        }
     }
     free(costs);
     db_profile_free(prof);

@@ -1,0 +1,324 @@
+/*
+** history.c — the per-host history of measured stage times (history.h).
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "planner/history.h"
+#include "runtime/util.h"
+
+/* Said after every reason a file is rejected. */
+#define HISTORY_FIX "the history is not used; delete the file to start a new one"
+
+/* Fields of a run row, its kind included. */
+enum { RUN_FIELDS = 9 };
+
+/* Longest row written: the key's fields, two numbers and separators. */
+enum { ROW_MAX = 512 };
+
+void db_history_init(db_history *history)
+{
+    memset(history, 0, sizeof *history);
+}
+
+void db_history_free(db_history *history)
+{
+    free(history->runs);
+    db_history_init(history);
+}
+
+db_status db_history_path(const char *calib_path, char *path, size_t size)
+{
+    if ((size_t)snprintf(path, size, "%s.history", calib_path) >= size)
+        return db_fail(DB_ERR_IO, "the history file beside %s: path too long", calib_path);
+    return DB_OK;
+}
+
+static db_status add(db_history *h, const db_history_run *run)
+{
+    if (h->n == h->cap) {
+        int cap = h->cap ? 2 * h->cap : 64;
+        db_history_run *p = realloc(h->runs, (size_t)cap * sizeof *p);
+        if (!p)
+            return db_fail(DB_ERR_NOMEM, "out of memory reading a history file");
+        h->runs = p;
+        h->cap = cap;
+    }
+    h->runs[h->n++] = *run;
+    return DB_OK;
+}
+
+/* What is wrong with a row, or NULL. */
+static const char *run_problem(const db_history_run *r)
+{
+    const char *key = db_calib_key_problem(&r->key);
+    if (key)
+        return key;
+    if (!isfinite(r->pixels) || r->pixels < 1)
+        return "the pixels are not a positive number";
+    if (!isfinite(r->ms) || r->ms <= 0)
+        return "the time is not a positive number";
+    return NULL;
+}
+
+static db_status parse_file(const char *path, char *text, db_history *out)
+{
+    int line_no = 0;
+    for (char *p = text; *p;) {
+        line_no++;
+        char *nl = strchr(p, '\n');
+        if (!nl)
+            break; /* an append in progress, or cut short: not a row yet */
+        *nl = '\0';
+        char *line = p;
+        p = nl + 1;
+        /* Two runs creating the file at once may put a row before the header. */
+        if (!strcmp(line, DB_HISTORY_HEADER))
+            continue;
+        if (!strncmp(line, "docbin-history", 14))
+            return db_fail(DB_ERR_FORMAT, "%s:%d: the header is '%.40s', not '%s' (another docbin's format); %s",
+                           path, line_no, line, DB_HISTORY_HEADER, HISTORY_FIX);
+        char *f[DB_CALIB_MAX_FIELDS + 1];
+        int n = db_calib_split(line, f);
+        if (n == 0 || f[0][0] == '#')
+            continue;
+        db_history_run r;
+        const char *why = NULL;
+        char count_why[64];
+        if (strcmp(f[0], "run") != 0) {
+            why = "the row is not a 'run' row (not a history file?)";
+        } else if (n != RUN_FIELDS) {
+            snprintf(count_why, sizeof count_why, "a run row has %d fields, not %d", n, RUN_FIELDS);
+            why = count_why;
+        } else if (!(why = db_calib_parse_key(f, &r.key))) {
+            if (!db_calib_parse_number(f[7], &r.pixels) || !db_calib_parse_number(f[8], &r.ms))
+                why = "the pixels or the time (fields 8, 9) is not a number";
+            else
+                why = run_problem(&r);
+        }
+        if (why)
+            return db_fail(DB_ERR_FORMAT, "%s:%d: %s; %s", path, line_no, why, HISTORY_FIX);
+        db_status st = add(out, &r);
+        if (st != DB_OK)
+            return st;
+    }
+    return DB_OK;
+}
+
+db_status db_history_load(db_history *history, const char *path)
+{
+    size_t size;
+    char *text = db_read_file(path, &size);
+    if (!text) {
+        if (errno == ENOENT)
+            return DB_OK;
+        return db_fail(DB_ERR_IO, "cannot read history file %s: %s", path, strerror(errno));
+    }
+    if (strlen(text) != size) {
+        free(text);
+        return db_fail(DB_ERR_FORMAT, "%s: the file holds a NUL byte (not a history file); %s", path, HISTORY_FIX);
+    }
+    db_history loaded;
+    db_history_init(&loaded);
+    db_status st = parse_file(path, text, &loaded);
+    free(text);
+    if (st != DB_OK) {
+        db_history_free(&loaded);
+        return st;
+    }
+    db_history_free(history);
+    *history = loaded;
+    return DB_OK;
+}
+
+
+
+/* Writes one row into buf; returns its length (%.17g: doubles read back bit for bit). */
+static int format_row(char *buf, size_t size, const db_history_run *r)
+{
+    return snprintf(buf, size, "run %s %s %s %s %s %s %.17g %.17g\n", r->key.device, r->key.algo, r->key.stage,
+                    db_role_name(r->key.role), r->key.variant, r->key.kernel_hash, r->pixels, r->ms);
+}
+
+/* Whether two keys name one stage (the key less its kernel hash). */
+static int same_stage(const db_calib_stage *x, const db_calib_stage *y)
+{
+    return !strcmp(x->device, y->device) && !strcmp(x->algo, y->algo) && !strcmp(x->stage, y->stage) &&
+           x->role == y->role && !strcmp(x->variant, y->variant);
+}
+
+static int same_key(const db_calib_stage *a, const db_calib_stage *b)
+{
+    return same_stage(a, b) && !strcmp(a->kernel_hash, b->kernel_hash);
+}
+
+/* Orders indices of the rows `ctx` by stage, then by position (qsort_r). */
+static int cmp_stage_then_position(const void *pa, const void *pb, void *ctx)
+{
+    const db_history_run *runs = ctx;
+    int a = *(const int *)pa, b = *(const int *)pb;
+    const db_calib_stage *x = &runs[a].key, *y = &runs[b].key;
+    int c = strcmp(x->device, y->device);
+    c = c ? c : strcmp(x->algo, y->algo);
+    c = c ? c : strcmp(x->stage, y->stage);
+    c = c ? c : (int)x->role - (int)y->role;
+    c = c ? c : strcmp(x->variant, y->variant);
+    return c ? c : a - b;
+}
+
+/* Rewrites `path` atomically with, for each stage, the last DB_HISTORY_KEEP
+** rows measured with the kernels of its newest row: rows of older kernels
+** never count again (db_history_factor matches the current kernel hash). */
+static db_status compact(const char *path)
+{
+    db_history h;
+    db_history_init(&h);
+    db_status st = db_history_load(&h, path);
+    int *order = st == DB_OK ? malloc((size_t)(h.n + 1) * sizeof *order) : NULL;
+    char *keep = st == DB_OK ? calloc((size_t)h.n + 1, 1) : NULL;
+    if (st == DB_OK && (!order || !keep))
+        st = db_fail(DB_ERR_NOMEM, "out of memory compacting history file %s", path);
+    if (st != DB_OK) {
+        free(order);
+        free(keep);
+        db_history_free(&h);
+        return st;
+    }
+    for (int i = 0; i < h.n; i++)
+        order[i] = i;
+    qsort_r(order, (size_t)h.n, sizeof *order, cmp_stage_then_position, h.runs);
+    for (int end = h.n; end > 0;) {
+        /* order[begin..end) is one stage, oldest first; its newest row names the kernels. */
+        int begin = end - 1;
+        while (begin > 0 && same_stage(&h.runs[order[begin - 1]].key, &h.runs[order[end - 1]].key))
+            begin--;
+        const char *hash = h.runs[order[end - 1]].key.kernel_hash;
+        for (int i = end - 1, kept = 0; i >= begin && kept < DB_HISTORY_KEEP; i--)
+            if (!strcmp(h.runs[order[i]].key.kernel_hash, hash))
+                keep[order[i]] = 1, kept++;
+        end = begin;
+    }
+    db_atomic_file af;
+    if ((st = db_atomic_open(&af, path)) == DB_OK) {
+        fprintf(af.f, "%s\n", DB_HISTORY_HEADER);
+        for (int i = 0; i < h.n; i++) {
+            char row[ROW_MAX];
+            if (keep[i] && format_row(row, sizeof row, &h.runs[i]) > 0)
+                fputs(row, af.f);
+        }
+        int err = ferror(af.f) ? errno : 0;
+        if (err) {
+            db_atomic_abort(&af);
+            st = db_fail(DB_ERR_IO, "cannot write %s: %s", path, strerror(err));
+        } else {
+            st = db_atomic_commit(&af);
+        }
+    }
+    free(order);
+    free(keep);
+    db_history_free(&h);
+    return st;
+}
+
+db_status db_history_append(const char *path, const db_history_run *runs, int n)
+{
+    char *buf = malloc((size_t)(n + 1) * ROW_MAX);
+    if (!buf)
+        return db_fail(DB_ERR_NOMEM, "out of memory recording the history of a run");
+    size_t len = 0;
+    for (int i = 0; i < n; i++) {
+        const char *problem = run_problem(&runs[i]);
+        if (problem) {
+            free(buf);
+            return db_fail(DB_ERR_USAGE, "cannot record the history of stage %s/%s: %s", runs[i].key.algo,
+                           runs[i].key.stage, problem);
+        }
+        len += (size_t)format_row(buf + len, ROW_MAX, &runs[i]);
+    }
+    db_status st = db_calib_make_parents(path);
+    /* The one process that creates the file writes the header with its rows. */
+    int fd = st == DB_OK ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
+    if (st == DB_OK && fd >= 0) {
+        size_t h = strlen(DB_HISTORY_HEADER) + 1;
+        memmove(buf + h, buf, len);
+        memcpy(buf, DB_HISTORY_HEADER "\n", h);
+        len += h;
+    } else if (st == DB_OK && errno == EEXIST) {
+        fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    }
+    if (st == DB_OK && fd < 0)
+        st = db_fail(DB_ERR_IO, "cannot open history file %s: %s", path, strerror(errno));
+    if (st == DB_OK) {
+        ssize_t w = write(fd, buf, len);
+        if (w != (ssize_t)len)
+            st = db_fail(DB_ERR_IO, "cannot append to history file %s: %s", path,
+                         w < 0 ? strerror(errno) : "short write (disk full?)");
+        struct stat sb;
+        int big = st == DB_OK && fstat(fd, &sb) == 0 && sb.st_size > DB_HISTORY_MAX_BYTES;
+        close(fd);
+        if (big)
+            st = compact(path);
+    }
+    free(buf);
+    return st;
+}
+
+db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*keys)[17], const db_algo *algo,
+                          const db_job *job, const db_map *map, double pixels, db_history_run *out, int *n)
+{
+    *n = 0;
+    const char *variant = algo->n_variants ? algo->variants[job->variant] : "-";
+    for (int s = 0; s < algo->n_stages && s < map->n; s++) {
+        db_role role = map->role[s];
+        const db_profile_row *row = NULL;
+        for (int i = 0; i < n_rows && !row; i++)
+            if (rows[i].kind == DB_REC_KERNEL && rows[i].role == role && !strcmp(rows[i].stage, algo->stages[s].name))
+                row = &rows[i];
+        if (!row)
+            continue;
+        db_history_run *r = &out[(*n)++];
+        memset(r, 0, sizeof *r);
+        db_status st = db_stage_kernel_hash(&algo->stages[s], r->key.kernel_hash);
+        if (st != DB_OK)
+            return st;
+        snprintf(r->key.device, sizeof r->key.device, "%s", keys[role]);
+        snprintf(r->key.algo, sizeof r->key.algo, "%s", algo->name);
+        snprintf(r->key.stage, sizeof r->key.stage, "%s", algo->stages[s].name);
+        snprintf(r->key.variant, sizeof r->key.variant, "%s", variant);
+        r->key.role = role;
+        r->pixels = pixels;
+        r->ms = row->span_ms;
+    }
+    return DB_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int db_history_factor(const db_history *history, const db_calib_stage *key, const db_cost_model *model,
+                      double *factor)
+{
+    double ratio[DB_HISTORY_KEEP];
+    int n = 0;
+    *factor = 1.0;
+    for (int i = history->n - 1; i >= 0 && n < DB_HISTORY_KEEP; i--) {
+        const db_history_run *r = &history->runs[i];
+        double predicted = db_cost_predict(model, r->pixels);
+        if (same_key(&r->key, key) && predicted > 0)
+            ratio[n++] = r->ms / predicted;
+    }
+    if (n < DB_HISTORY_MIN)
+        return n;
+    qsort(ratio, (size_t)n, sizeof *ratio, cmp_double);
+    *factor = n % 2 ? ratio[n / 2] : (ratio[n / 2 - 1] + ratio[n / 2]) / 2;
+    return n;
+}

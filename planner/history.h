@@ -1,0 +1,98 @@
+/*
+** history.h — stage times measured by ordinary runs, kept beside the
+** calibration file, so that --map auto improves with use.
+**
+** Calibration times stages on synthetic pages; real pages cost what their
+** content costs (Howe's graph cut varies several-fold between pages of one
+** size). A run that records (docbin-run --history, and every --map auto run)
+** appends one row per stage of each warm run, measured as calibration
+** measures (not the first run on a device context, which builds programs and
+** fills pools, nor a batch page that shared its devices with other pages), to
+** `<calibration file>.history`:
+**
+**   docbin-history 1
+**   run <device> <algo> <stage> <role> <variant> <kernel-hash> <pixels> <ms>
+**
+** with the fields of a calibration stage row (calib.h), the image's pixels and
+** the stage's measured span in ms (what calibration measures). The planner
+** scales each calibrated stage model by the median of measured / predicted
+** over the stage's last DB_HISTORY_KEEP runs on that device with the current
+** kernels, once there are DB_HISTORY_MIN of them; rows measured with other
+** kernels are ignored, as the calibration row beside them is stale anyway.
+**
+** Every run appends its rows with one write to a file opened for appending, so
+** concurrent runs on one host interleave whole runs; a file past
+** DB_HISTORY_MAX_BYTES is rewritten atomically with the last DB_HISTORY_KEEP
+** rows of each stage measured with its newest kernels (rows appended by
+** another process during that rewrite may be lost: history is a hint, never a
+** result). The header line may appear again later in the file (two runs
+** creating it at once), and a last line without its newline (an append in
+** progress) is skipped. A malformed line rejects the whole file with its name,
+** line number and fix; the planner then warns and plans without history.
+*/
+#ifndef DB_HISTORY_H
+#define DB_HISTORY_H
+
+#include <stddef.h>
+#include "planner/calib.h"
+#include "planner/map.h"
+#include "runtime/profile.h"
+
+/* The header line of a history file. */
+#define DB_HISTORY_HEADER "docbin-history 1"
+
+/* Runs per stage that count (the latest), runs needed before history counts,
+** and the size past which an append compacts the file. */
+enum { DB_HISTORY_KEEP = 64, DB_HISTORY_MIN = 3, DB_HISTORY_MAX_BYTES = 1 << 20 };
+
+/* One measured stage of one run: the stage's calibration key (device, algo,
+** stage, role, variant, kernel hash; its model unused), the image's pixels and
+** the stage's span in ms. */
+typedef struct db_history_run {
+    db_calib_stage key;
+    double pixels;
+    double ms;
+} db_history_run;
+
+/* A history file's rows, in file order. */
+typedef struct db_history {
+    db_history_run *runs;
+    int n, cap;
+} db_history;
+
+/* An empty history. */
+void db_history_init(db_history *history);
+
+/* Frees the rows; `history` is empty afterwards. */
+void db_history_free(db_history *history);
+
+/* The history file beside the calibration file `calib_path`. DB_ERR_IO when
+** the name does not fit in `size`. */
+db_status db_history_path(const char *calib_path, char *path, size_t size);
+
+/* Replaces `history` with the rows of `path`. A missing file is an empty
+** history; a malformed line fails the whole load with DB_ERR_FORMAT (name,
+** line, and the fix: delete the file) and leaves `history` as it was. */
+db_status db_history_load(db_history *history, const char *path);
+
+/* Appends `n` rows (one run's stages) to `path` in one write, creating the
+** file (with its header) and its directories when missing, and compacting it
+** when it has grown past DB_HISTORY_MAX_BYTES. DB_ERR_USAGE for a row whose
+** names or key a calibration row could not hold, or whose time is not positive. */
+db_status db_history_append(const char *path, const db_history_run *runs, int n);
+
+/* The rows of one run from its per-stage profile rows (db_profile_run_rows):
+** one per stage of `algo` that ran, on the role `map` gives it, keyed by
+** keys[role] (db_device_info.key), the variant of `job` and the stage's kernel
+** hash. *n is the count (at most DB_MAX_STAGES rows go to `out`). */
+db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*keys)[17], const db_algo *algo,
+                          const db_job *job, const db_map *map, double pixels, db_history_run *out, int *n);
+
+/* The correction of a calibrated stage model: the median of ms / predicted
+** over the last DB_HISTORY_KEEP rows with the same key as `key` (device, algo,
+** stage, role, variant and kernel hash), in *factor. Returns how many rows that was;
+** with fewer than DB_HISTORY_MIN, *factor is 1. */
+int db_history_factor(const db_history *history, const db_calib_stage *key, const db_cost_model *model,
+                      double *factor);
+
+#endif

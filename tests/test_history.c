@@ -1,0 +1,274 @@
+/*
+** test_history.c — the history of measured stage times: file round trips,
+** rejected files, the correction factor against hand-computed medians, the
+** last DB_HISTORY_KEEP runs only, compaction, and rows made from a run's
+** profile rows. Needs no OpenCL device.
+*/
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "algorithms/algorithms.h"
+#include "planner/history.h"
+#include "runtime/util.h"
+#include "testutil.h"
+
+static char dir[] = "/tmp/test_history.XXXXXX";
+
+static const char HASH_A[] = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+static const char HASH_B[] = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
+
+static db_history_run row(const char *stage, db_role role, const char *hash, double pixels, double ms)
+{
+    db_history_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.key.device, sizeof r.key.device, "0123456789abcdef");
+    snprintf(r.key.algo, sizeof r.key.algo, "howe");
+    snprintf(r.key.stage, sizeof r.key.stage, "%s", stage);
+    r.key.role = role;
+    snprintf(r.key.variant, sizeof r.key.variant, "-");
+    snprintf(r.key.kernel_hash, sizeof r.key.kernel_hash, "%s", hash);
+    r.pixels = pixels;
+    r.ms = ms;
+    return r;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_round_trip(void)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/sub/host.calib.history", dir);
+    db_history h;
+    db_history_init(&h);
+    CHECK(db_history_load(&h, path) == DB_OK && h.n == 0, "a missing file is an empty history");
+    db_history_run runs[3] = {row("laplacian", DB_ROLE_GPU, HASH_A, 1e6, 0.1),
+                              row("canny", DB_ROLE_CPU, HASH_A, 1e6, 1.0 / 3.0),
+                              row("graphcut", DB_ROLE_GPU, HASH_A, 1e6, 12.5)};
+    CHECK(db_history_append(path, runs, 3) == DB_OK, "append: %s", db_error_message());
+    CHECK(db_history_append(path, runs + 2, 1) == DB_OK, "second append: %s", db_error_message());
+    CHECK(db_history_load(&h, path) == DB_OK && h.n == 4, "load: %d rows (%s)", h.n, db_error_message());
+    for (int i = 0; i < h.n && i < 4; i++) {
+        const db_history_run *a = &h.runs[i], *b = &runs[i < 3 ? i : 2];
+        CHECK(!strcmp(a->key.stage, b->key.stage) && a->key.role == b->key.role && a->pixels == b->pixels &&
+                  a->ms == b->ms && !strcmp(a->key.kernel_hash, b->key.kernel_hash),
+              "row %d differs after the round trip (ms %.17g, expected %.17g)", i, a->ms, b->ms);
+    }
+    size_t size;
+    char *text = db_read_file(path, &size);
+    CHECK(text && !strncmp(text, DB_HISTORY_HEADER "\n", strlen(DB_HISTORY_HEADER) + 1) &&
+              !strstr(text + 1, DB_HISTORY_HEADER),
+          "the header is the first line, once: %s", text ? text : "(unreadable)");
+    free(text);
+
+    /* A row appended before the creator's header (two runs at once) loads. */
+    snprintf(path, sizeof path, "%s/race.history", dir);
+    write_text(path, "run 0123456789abcdef howe canny cpu - "
+                     "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 2\n"
+                     DB_HISTORY_HEADER "\n# a comment\n\n");
+    CHECK(db_history_load(&h, path) == DB_OK && h.n == 1 && h.runs[0].ms == 2, "row before the header: %s",
+          db_error_message());
+    /* A last line without its newline is an append in progress (or cut short): skipped. */
+    write_text(path, DB_HISTORY_HEADER "\nrun 0123456789abcdef howe canny cpu - "
+                     "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 2\nrun 0123456789ab");
+    CHECK(db_history_load(&h, path) == DB_OK && h.n == 1, "torn last line: %d rows (%s)", h.n, db_error_message());
+
+    /* A row no calibration key could hold is refused, and nothing is written. */
+    db_history_run bad = row("canny", DB_ROLE_CPU, "xyz", 100, 1);
+    snprintf(path, sizeof path, "%s/refused.history", dir);
+    CHECK(db_history_append(path, &bad, 1) == DB_ERR_USAGE, "a bad hash is refused");
+    struct stat sb;
+    CHECK(stat(path, &sb) != 0, "a refused append wrote the file");
+    bad = row("canny", DB_ROLE_CPU, HASH_A, 100, -1);
+    CHECK(db_history_append(path, &bad, 1) == DB_ERR_USAGE, "a negative time is refused");
+    db_history_free(&h);
+}
+
+static void test_rejected(void)
+{
+    static const char *const bad[] = {
+        "docbin-history 2\n",
+        "stage 0123456789abcdef howe canny cpu - " "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+        " 100 2\n",
+        "run 0123456789abcdef howe canny cpu -\n",
+        "run 0123456789abcdef howe canny tpu - "
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 2\n",
+        "run 0123456789ABCDEF howe canny cpu - "
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 2\n",
+        "run 0123456789abcdef howe canny cpu - 0011 100 2\n",
+        "run 0123456789abcdef howe canny cpu - "
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 fast\n",
+        "run 0123456789abcdef howe canny cpu - "
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 0 2\n",
+        "run 0123456789abcdef howe canny cpu - "
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 -2\n",
+        "run 0123456789abcdef howe canny cpu - "
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 0\n",
+        "<html>not a history</html>\n",
+    };
+    char path[256];
+    snprintf(path, sizeof path, "%s/bad.history", dir);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "%s\n%s", DB_HISTORY_HEADER, bad[i]);
+        write_text(path, text);
+        db_history h;
+        db_history_init(&h);
+        db_status st = db_history_load(&h, path);
+        const char *msg = db_error_message();
+        CHECK(st == DB_ERR_FORMAT && strstr(msg, "bad.history:2:") && strstr(msg, "delete the file") && h.n == 0,
+              "bad file %zu: status %d, message '%s'", i, st, msg);
+        db_history_free(&h);
+    }
+}
+
+static void test_factor(void)
+{
+    db_cost_model m = {.a = 1, .b = 1e-3, .sizes = 3}; /* 2 ms at 1000 pixels, 11 ms at 10000 */
+    db_history h;
+    db_history_init(&h);
+    db_history_run keyed = row("graphcut", DB_ROLE_GPU, HASH_A, 1, 1);
+    double f = 0;
+    CHECK(db_history_factor(&h, &keyed.key, &m, &f) == 0 && f == 1, "empty history: factor %g", f);
+    /* Ratios 1 and 2: fewer than DB_HISTORY_MIN runs leave the model alone. */
+    db_history_run runs[] = {row("graphcut", DB_ROLE_GPU, HASH_A, 1000, 2), row("graphcut", DB_ROLE_GPU, HASH_A,
+                                                                               10000, 22),
+                             /* other stages, roles, kernels: not counted */
+                             row("graphcut", DB_ROLE_CPU, HASH_A, 1000, 200), row("graphcut", DB_ROLE_GPU, HASH_B,
+                                                                                 1000, 200),
+                             row("canny", DB_ROLE_GPU, HASH_A, 1000, 200),
+                             /* ratio 3.5, then 3: the median of {1, 2, 3.5, 3} is 2.5 */
+                             row("graphcut", DB_ROLE_GPU, HASH_A, 1000, 7), row("graphcut", DB_ROLE_GPU, HASH_A,
+                                                                               10000, 33)};
+    char path[256];
+    snprintf(path, sizeof path, "%s/factor.history", dir);
+    CHECK(db_history_append(path, runs, 2) == DB_OK && db_history_load(&h, path) == DB_OK, "two runs");
+    CHECK(db_history_factor(&h, &keyed.key, &m, &f) == 2 && f == 1, "two runs: factor %g", f);
+    CHECK(db_history_append(path, runs + 2, 4) == DB_OK && db_history_load(&h, path) == DB_OK, "three runs");
+    CHECK(db_history_factor(&h, &keyed.key, &m, &f) == 3 && fabs(f - 2) < 1e-12, "three runs: factor %g", f);
+    CHECK(db_history_append(path, runs + 6, 1) == DB_OK && db_history_load(&h, path) == DB_OK, "four runs");
+    CHECK(db_history_factor(&h, &keyed.key, &m, &f) == 4 && fabs(f - 2.5) < 1e-12, "four runs: factor %g", f);
+
+    /* Only the last DB_HISTORY_KEEP runs count: 10 old runs at ratio 100, then
+    ** DB_HISTORY_KEEP at ratio 1.5. */
+    db_history_run many[10 + DB_HISTORY_KEEP];
+    for (int i = 0; i < 10 + DB_HISTORY_KEEP; i++)
+        many[i] = row("graphcut", DB_ROLE_GPU, HASH_A, 1000, i < 10 ? 200 : 3);
+    snprintf(path, sizeof path, "%s/keep.history", dir);
+    CHECK(db_history_append(path, many, 10 + DB_HISTORY_KEEP) == DB_OK && db_history_load(&h, path) == DB_OK,
+          "keep: %s", db_error_message());
+    CHECK(db_history_factor(&h, &keyed.key, &m, &f) == DB_HISTORY_KEEP && fabs(f - 1.5) < 1e-12,
+          "the last %d runs only: factor %g", DB_HISTORY_KEEP, f);
+    db_history_free(&h);
+}
+
+/* Past DB_HISTORY_MAX_BYTES an append rewrites the file with the last
+** DB_HISTORY_KEEP rows of each key, in order. */
+static void test_compaction(void)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/big.history", dir);
+    enum { CHUNK = 1000 };
+    static db_history_run chunk[CHUNK];
+    int appended = 0, compacted = 0;
+    off_t before = 0;
+    /* Laplacian measured with older kernels (B), then with the current ones (A):
+    ** compaction keeps only the rows of its newest kernels. */
+    db_history_run lap[5] = {row("laplacian", DB_ROLE_GPU, HASH_B, 1000, 1), row("laplacian", DB_ROLE_GPU, HASH_B,
+                                                                               1000, 2),
+                             row("laplacian", DB_ROLE_GPU, HASH_A, 1000, 3), row("laplacian", DB_ROLE_GPU, HASH_B,
+                                                                                1000, 4),
+                             row("laplacian", DB_ROLE_GPU, HASH_A, 1000, 5)};
+    CHECK(db_history_append(path, lap, 5) == DB_OK, "laplacian rows: %s", db_error_message());
+    /* Append until the file shrinks: it must grow past the limit first. */
+    while (!compacted && appended < 100 * CHUNK) {
+        for (int i = 0; i < CHUNK; i++)
+            chunk[i] = row(i % 2 ? "canny" : "graphcut", DB_ROLE_GPU, HASH_A, 1000, appended + i + 1);
+        CHECK(db_history_append(path, chunk, CHUNK) == DB_OK, "append: %s", db_error_message());
+        appended += CHUNK;
+        struct stat sb;
+        if (stat(path, &sb) != 0)
+            break;
+        compacted = sb.st_size < before;
+        CHECK(compacted ? before <= DB_HISTORY_MAX_BYTES : 1, "grew to %lld bytes before compacting",
+              (long long)before);
+        before = sb.st_size;
+    }
+    CHECK(compacted, "no compaction after %d rows", appended);
+    db_history h;
+    db_history_init(&h);
+    CHECK(db_history_load(&h, path) == DB_OK && h.n == 2 + 2 * DB_HISTORY_KEEP, "compacted to %d rows", h.n);
+    CHECK(h.n > 2 && h.runs[0].ms == 3 && h.runs[1].ms == 5 && !strcmp(h.runs[1].key.kernel_hash, HASH_A),
+          "laplacian keeps its 2 rows of the newest kernels only");
+    /* Then the last rows of each stage, in their order: ms is the row's position. */
+    int ok = 1;
+    for (int i = 2; i < h.n; i++)
+        ok &= h.runs[i].ms == appended - 2 * DB_HISTORY_KEEP + i - 1 &&
+              !strcmp(h.runs[i].key.stage, (appended - 2 * DB_HISTORY_KEEP + i - 2) % 2 ? "canny" : "graphcut");
+    CHECK(ok, "the compacted rows are not the last %d of each stage", DB_HISTORY_KEEP);
+    db_history_free(&h);
+}
+
+/* Rows of a run from hand-made profile rows of Howe's three stages. */
+static void test_rows(void)
+{
+    const db_algo *howe = db_algo_find("howe");
+    db_map map;
+    CHECK(howe && db_map_parse(howe, "gpu,cpu,gpu", &map) == DB_OK, "howe map");
+    if (!howe)
+        return;
+    db_job job;
+    db_job_defaults(howe, &job);
+    db_profile_row rows[4] = {
+        {.kind = DB_REC_KERNEL, .stage = "laplacian", .role = DB_ROLE_GPU, .span_ms = 1.5, .busy_ms = 1},
+        {.kind = DB_REC_TO_DEVICE, .stage = "edges", .role = DB_ROLE_GPU, .span_ms = 9},
+        {.kind = DB_REC_KERNEL, .stage = "canny", .role = DB_ROLE_CPU, .span_ms = 20, .busy_ms = 19},
+        {.kind = DB_REC_KERNEL, .stage = "graphcut", .role = DB_ROLE_GPU, .span_ms = 14, .busy_ms = 10},
+    };
+    const char keys[DB_ROLE_COUNT][17] = {"aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"};
+    db_history_run out[DB_MAX_STAGES];
+    int n = 0;
+    CHECK(db_history_rows(rows, 4, keys, howe, &job, &map, 2e6, out, &n) == DB_OK && n == 3, "rows: %d", n);
+    static const char *const stage[3] = {"laplacian", "canny", "graphcut"};
+    static const double ms[3] = {1.5, 20, 14};
+    for (int i = 0; i < n && i < 3; i++) {
+        char hash[65];
+        CHECK(db_stage_kernel_hash(&howe->stages[i], hash) == DB_OK, "hash");
+        CHECK(!strcmp(out[i].key.stage, stage[i]) && out[i].key.role == map.role[i] && out[i].ms == ms[i] &&
+                  out[i].pixels == 2e6 && !strcmp(out[i].key.device, keys[map.role[i]]) &&
+                  !strcmp(out[i].key.kernel_hash, hash) && !strcmp(out[i].key.variant, "-") &&
+                  !strcmp(out[i].key.algo, "howe"),
+              "row %d: %s %s %g", i, out[i].key.stage, out[i].key.device, out[i].ms);
+    }
+    /* A stage that enqueued nothing on its role has no row. */
+    CHECK(db_history_rows(rows, 2, keys, howe, &job, &map, 2e6, out, &n) == DB_OK && n == 1, "partial: %d", n);
+}
+
+int main(void)
+{
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_round_trip();
+    test_rejected();
+    test_factor();
+    test_compaction();
+    test_rows();
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    if (test_failures)
+        fprintf(stderr, "%d failures\n", test_failures);
+    else
+        printf("ok\n");
+    return test_failures ? 1 : 0;
+}
