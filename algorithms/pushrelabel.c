@@ -114,7 +114,8 @@ static db_status global_relabel(db_pr_cut *pr)
                            &pr->counter);
     /* The counter is cleared before the last launch of a batch only, so it
     ** says whether that launch changed anything. */
-    for (cl_int changed = 1, batch = tiles ? FIRST_BFS_BATCH : 1; st == DB_OK && changed; batch = batch < max_batch ? 2 * batch : batch) {
+    cl_int batch = tiles ? FIRST_BFS_BATCH : 1;
+    for (cl_int changed = 1; st == DB_OK && changed; batch = batch < max_batch ? 2 * batch : batch) {
         for (cl_int b = 0; b < batch && st == DB_OK; b++) {
             if (b == batch - 1)
                 st = fill(pr, pr->counter, 1, 0);
