@@ -112,25 +112,31 @@ static db_status global_relabel(db_pr_cut *pr)
         st = db_stage_args(run, k, 6, sizeof pr->res, &pr->res, sizeof pr->rows, &pr->rows, sizeof pr->cols,
                            &pr->cols, sizeof sweeps, &sweeps, sizeof pr->height, &pr->height, sizeof pr->counter,
                            &pr->counter);
-    /* The counter is cleared before the last launch of a batch only, so it
-    ** says whether that launch changed anything. */
+    /* The non-tile counter is cleared before the last launch of a batch only,
+    ** so it says whether that launch changed anything; the blocks' flag holds
+    ** the stamp of the last launch that changed something, plus one. */
     cl_int batch = tiles ? FIRST_BFS_BATCH : 1;
     for (cl_int changed = 1; st == DB_OK && changed; batch = batch < max_batch ? 2 * batch : batch) {
+        cl_int stamp = 0;
         for (cl_int b = 0; b < batch && st == DB_OK; b++) {
-            if (b == batch - 1)
-                st = fill(pr, pr->counter, 1, 0);
-            if (st == DB_OK && tiles) {
-                cl_int stamp = pr->bfs_launches++;
+            if (tiles) {
+                stamp = pr->bfs_launches++;
                 st = db_stage_args(run, k, 9, sizeof pr->res, &pr->res, sizeof pr->rows, &pr->rows, sizeof pr->cols,
                                    &pr->cols, sizeof pr->hmax, &pr->hmax, sizeof sweeps, &sweeps, sizeof pr->height,
-                                   &pr->height, sizeof pr->counter, &pr->counter, sizeof pr->bfs_wake, &pr->bfs_wake,
-                                   sizeof stamp, &stamp);
+                                   &pr->height, sizeof pr->bfs_changed, &pr->bfs_changed, sizeof pr->bfs_wake,
+                                   &pr->bfs_wake, sizeof stamp, &stamp);
                 st = st == DB_OK ? launch_blocks(pr, k) : st;
-            } else if (st == DB_OK)
-                st = launch(pr, k, (size_t)pr->n);
+            } else {
+                if (b == batch - 1)
+                    st = fill(pr, pr->counter, 1, 0);
+                st = st == DB_OK ? launch(pr, k, (size_t)pr->n) : st;
+            }
         }
-        if (st != DB_OK || (st = db_stage_read(run, pr->counter, 0, sizeof changed, &changed)) != DB_OK)
+        cl_mem flag = tiles ? pr->bfs_changed : pr->counter;
+        if (st != DB_OK || (st = db_stage_read(run, flag, 0, sizeof changed, &changed)) != DB_OK)
             return st;
+        if (tiles)
+            changed = changed == stamp + 1;
     }
     /* New heights: every tile may have work. */
     if (st == DB_OK && tiles)
@@ -195,13 +201,14 @@ db_status db_pr_cut_begin(db_pr_cut *pr, db_stage_run *run, int rows, int cols, 
         pr->incoming = db_stage_scratch(run, slots * sizeof(cl_int));
         pr->wake = db_stage_scratch(run, (size_t)pr->tiles * sizeof(cl_int));
         pr->bfs_wake = db_stage_scratch(run, (size_t)pr->blocks * sizeof(cl_int));
+        pr->bfs_changed = db_stage_scratch(run, sizeof(cl_int));
         pr->tile_push = db_stage_kernel(run, "pushrelabel.cl", "pr_tile_push");
         pr->tile_settle = db_stage_kernel(run, "pushrelabel.cl", "pr_tile_settle");
         pr->block_bfs = db_stage_kernel(run, "pushrelabel.cl", "pr_block_bfs");
-        if (!pr->incoming || !pr->wake || !pr->bfs_wake || !pr->tile_push || !pr->tile_settle || !pr->block_bfs)
+        if (!pr->incoming || !pr->wake || !pr->bfs_wake || !pr->bfs_changed || !pr->tile_push || !pr->tile_settle || !pr->block_bfs)
             return db_error_status();
         if ((st = fill(pr, pr->incoming, (cl_int)slots, 0)) != DB_OK ||
-            (st = fill(pr, pr->wake, pr->tiles, 0)) != DB_OK)
+            (st = fill(pr, pr->wake, pr->tiles, 0)) != DB_OK || (st = fill(pr, pr->bfs_changed, 1, 0)) != DB_OK)
             return st;
     } else {
         pr->bfs_sweeps = db_stage_kernel(run, "pushrelabel.cl", "pr_bfs_sweeps");

@@ -63,6 +63,7 @@ typedef struct db_pr_cut {
     cl_mem counter, base, partial;
     cl_mem incoming;                    /* TILES: pushes over tile borders not yet added (zero between solves) */
     cl_mem wake, bfs_wake;              /* TILES: per tile / search block, the last launch that must run it */
+    cl_mem bfs_changed;                 /* TILES: 1 + the index of the last search launch that lowered a height */
     int exact;                          /* heights are exact distances (a global relabel ran since the last change) */
     long iterations;                    /* push/relabel iterations so far, over every solve */
     long relabels;                      /* global relabels so far */

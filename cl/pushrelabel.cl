@@ -513,7 +513,9 @@ pr_tile_settle(global int *excess, global const int *height, global int *res, gl
 ** Heights only fall and never below the true distance, whatever the halo read
 ** (old or new), so launches converge to the breadth-first distances; *changed
 ** is set when a block lowered anything, and a launch in which no block did saw
-** final values everywhere. Blocks are woken as in pr_tile_push (wake[block] >=
+** final values everywhere. *changed is raised to stamp + 1 rather than set,
+** so the host need not clear it between launches: the last launch of a batch
+** changed something exactly when the flag holds its stamp + 1. Blocks are woken as in pr_tile_push (wake[block] >=
 ** stamp): the host wakes all for the first launch, a block that lowered a
 ** border node wakes the neighbour beyond, and one that did not settle within
 ** `rounds` wakes itself; a block left asleep has settled on halo heights that
@@ -662,7 +664,7 @@ pr_block_bfs(global const int *res, int rows, int cols, int hmax, int rounds, gl
     if (lid != 0)
         return;
     if (lowered[2] > 0)
-        atomic_or(changed, 1);
+        atomic_max(changed, stamp + 1);
     if (busy)
         atomic_max(&wake[block], stamp + 1);
     if (edge[N] && by > 0)

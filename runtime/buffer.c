@@ -254,14 +254,6 @@ static bool aliases_host(const db_buffer *buf, const db_device *dev)
     return dev->info.host_unified && ((uintptr_t)buf->host->ptr % dev->mem_align) == 0;
 }
 
-static void bridge_callback(cl_event ev, cl_int status, void *user)
-{
-    (void)ev;
-    cl_event target = user;
-    clSetUserEventStatus(target, status < 0 ? status : CL_COMPLETE);
-    clReleaseEvent(target);
-}
-
 db_status db_event_bridge(db_device *dev, cl_event ev, cl_event *out)
 {
     *out = NULL;
@@ -276,21 +268,19 @@ db_status db_event_bridge(db_device *dev, cl_event ev, cl_event *out)
         *out = ev;
         return DB_OK;
     }
-    cl_event user = clCreateUserEvent(dev->context, &err);
-    if (err != CL_SUCCESS)
-        return db_cl_check(err, "clCreateUserEvent", dev);
-    /* The callback holds its own reference: it may run after the caller's is gone. */
-    clRetainEvent(user);
     cl_command_queue q = NULL;
     if (clGetEventInfo(ev, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) == CL_SUCCESS && q)
-        clFlush(q); /* a command never submitted would never complete */
-    err = clSetEventCallback(ev, CL_COMPLETE, bridge_callback, user);
-    if (err != CL_SUCCESS) {
-        clReleaseEvent(user);
-        clReleaseEvent(user);
-        return db_cl_check(err, "clSetEventCallback", dev);
-    }
-    *out = user;
+        clFlush(q);
+    cl_int status = CL_COMPLETE;
+    err = clWaitForEvents(1, &ev);
+    if (err == CL_SUCCESS)
+        err = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+    if (err == CL_SUCCESS && status < 0)
+        err = status;
+    if (err != CL_SUCCESS)
+        return db_fail(DB_ERR_CL, "a copy that %s device '%s' needs failed on the other device (%s); rerun with "
+                       "--profile, or map the stages that exchange data to one role", db_role_name(dev->role),
+                       dev->info.name, db_cl_error_name(err));
     return DB_OK;
 }
 

@@ -67,8 +67,10 @@ void db_buffer_written(db_buffer *buf, db_device *dev, cl_event done);
 db_status db_buffer_fetch_host(db_buffer *buf, struct db_profile *prof, cl_event *ready);
 
 /* Returns an event of `dev`'s context that completes when `ev` does (retained;
-** NULL when ev is NULL). Across contexts this is a user event set from ev's
-** completion callback, so no thread blocks. */
+** NULL when ev is NULL). Across contexts the host waits for ev and returns
+** NULL: a user event set from ev's completion callback let the dependent
+** command start 1 to 20 ms late with NVIDIA's driver and PoCL
+** (bench/results/planner-h100.md), against microseconds for the wait. */
 db_status db_event_bridge(db_device *dev, cl_event ev, cl_event *out);
 
 /* Times `runs` copies of `bytes` each way between host staging memory (pinned

@@ -26,6 +26,7 @@ struct db_stage_run {
     cl_event wait[DB_MAX_PORTS];
     cl_uint n_wait;
     int launched;
+    int after_host;
     cl_event last;
     cl_mem scratch[MAX_SCRATCH];
     int n_scratch;
@@ -105,14 +106,16 @@ db_status db_stage_args(db_stage_run *run, cl_kernel k, int n, ...)
 }
 
 /* The events the stage's next command waits for: its inputs for the first,
-** then the previous command. The queue is in order, but PoCL starts a kernel
-** that follows a native kernel (host code) before that one ends, so the
-** dependency is made explicit. */
+** then nothing, the queue being in order, except after host code: PoCL starts
+** a kernel that follows a native kernel before that one ends, so that
+** dependency is made explicit. A wait on the previous command's event between
+** two kernels costs microseconds a launch on a discrete GPU, and the graph cut
+** makes hundreds of launches. */
 static cl_uint wait_list(db_stage_run *run, const cl_event **list)
 {
     if (run->launched) {
-        *list = &run->last;
-        return 1;
+        *list = run->after_host ? &run->last : NULL;
+        return run->after_host ? 1 : 0;
     }
     *list = run->n_wait ? run->wait : NULL;
     return run->n_wait;
@@ -153,6 +156,7 @@ static void stage_command_done(db_stage_run *run, cl_event ev, const char *name)
         clReleaseEvent(run->last);
     run->last = ev;
     run->launched++;
+    run->after_host = 0;
 }
 
 /* The host code gets each buffer's address by mapping it (zero-copy where the
@@ -219,6 +223,7 @@ db_status db_stage_host(db_stage_run *run, const char *name, db_host_fn fn, cons
         clReleaseEvent(run->last);
     run->last = done;
     run->launched++;
+    run->after_host = 1;
     return DB_OK;
 }
 
