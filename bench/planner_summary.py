@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Tables of the planner's accuracy from a `bench/planner_device.sh OUT accuracy` log.
+
+Reads the "predicted and measured latency" blocks that `docbin-bench --predict`
+prints and writes Markdown: the map --map auto picks against the fastest
+measured map, and per algorithm and image how many maps are predicted within
+20% of their measured median.
+
+usage: planner_summary.py LOG [--all]   (--all: also every prediction)
+"""
+import re
+import statistics
+import sys
+
+
+def parse(path):
+    blocks, cur = [], None
+    head = re.compile(r"^predicted and measured latency: (\S+) (\S+) \((\d+x\d+)\)")
+    row = re.compile(r"^\s+([a-z,]+)\s+([0-9.]+|-)\s+([0-9.]+)\s+([+-][0-9.]+%|-)")
+    auto = re.compile(r"^\s+auto picks (\S+): measured ([0-9.]+) ms; fastest measured (\S+): ([0-9.]+) ms; "
+                      r"auto is ([0-9.]+)% slower")
+    for line in open(path):
+        m = head.match(line)
+        if m:
+            cur = {"algo": m.group(1), "image": m.group(2).rsplit("/", 1)[-1], "size": m.group(3),
+                   "rows": [], "auto": None}
+            blocks.append(cur)
+            continue
+        if cur is None:
+            continue
+        m = auto.match(line)
+        if m:
+            cur["auto"] = m.groups()
+            cur = None
+            continue
+        m = row.match(line)
+        if m and m.group(2) != "-":
+            cur["rows"].append((m.group(1), float(m.group(2)), float(m.group(3))))
+    return blocks
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    blocks = parse(sys.argv[1])
+    if not blocks:
+        sys.exit(f"{sys.argv[1]}: no 'predicted and measured latency' blocks; is it a docbin-bench --predict log?")
+    print("| algorithm | image | auto picks | its measured ms | fastest measured | its ms | auto slower by |")
+    print("|---|---|---|---|---|---|---|")
+    for b in blocks:
+        if b["auto"]:
+            a = b["auto"]
+            print(f"| {b['algo']} | {b['image']} ({b['size']}) | {a[0]} | {a[1]} | {a[2]} | {a[3]} | {a[4]}% |")
+    print()
+    print("| algorithm | image | maps within 20% | median abs. error | largest abs. error (map) |")
+    print("|---|---|---|---|---|")
+    within = total = 0
+    for b in blocks:
+        errs = [(100 * (p - m) / m, name) for name, p, m in b["rows"]]
+        if not errs:
+            continue
+        ok = sum(abs(e) <= 20 for e, _ in errs)
+        within += ok
+        total += len(errs)
+        worst = max(errs, key=lambda x: abs(x[0]))
+        med = statistics.median(abs(e) for e, _ in errs)
+        print(f"| {b['algo']} | {b['image']} ({b['size']}) | {ok} of {len(errs)} | {med:.1f}% | "
+              f"{worst[0]:+.1f}% ({worst[1]}) |")
+    print()
+    print(f"overall: {within} of {total} map predictions within 20%")
+    if "--all" in sys.argv:
+        print()
+        print("| algorithm | image | map | predicted ms | measured ms | error |")
+        print("|---|---|---|---|---|---|")
+        for b in blocks:
+            for name, p, m in b["rows"]:
+                print(f"| {b['algo']} | {b['image']} | {name} | {p:.3f} | {m:.3f} | {100 * (p - m) / m:+.1f}% |")
+
+
+main()
