@@ -458,62 +458,6 @@ static db_status open_lane(const db_batch_options *opt, const char *gpu_spec, db
     return DB_OK;
 }
 
-/* One lane's context being opened on a thread of its own, and what came of it. */
-typedef struct opener {
-    const db_batch_options *opt;
-    const char *gpu_spec;
-    db_context *ctx;
-    db_status st;
-    char message[1024];
-} opener;
-
-static void *open_lane_thread(void *arg)
-{
-    opener *o = arg;
-    o->st = open_lane(o->opt, o->gpu_spec, &o->ctx);
-    if (o->st != DB_OK)
-        snprintf(o->message, sizeof o->message, "%s", db_error_message());
-    return NULL;
-}
-
-/* Opens the lanes' contexts at once: a driver takes a good part of a second
-** for a context and its first programs, and a batch on several GPUs opens
-** several, before any page is read. The first failure, in lane order, is the
-** one reported. */
-static db_status open_lanes(const db_batch_options *opt, const char (*specs)[16], bool all, int n_lanes,
-                            db_context **ctxs, int n)
-{
-    opener *o = calloc((size_t)n, sizeof *o);
-    pthread_t *tids = calloc((size_t)n, sizeof *tids);
-    bool *started = calloc((size_t)n, sizeof *started);
-    if (!o || !tids || !started) {
-        free(o);
-        free(tids);
-        free(started);
-        return db_fail(DB_ERR_NOMEM, "out of memory opening %d device lanes", n);
-    }
-    /* The first lane opens here: the ICD loader and the drivers set themselves
-    ** up on their first calls, which must not race (PoCL then lists no devices). */
-    for (int r = 0; r < n; r++) {
-        o[r] = (opener){.opt = opt, .gpu_spec = all ? specs[r % n_lanes] : opt->gpu_spec};
-        started[r] = r > 0 && pthread_create(&tids[r], NULL, open_lane_thread, &o[r]) == 0;
-        if (!started[r])
-            open_lane_thread(&o[r]);
-    }
-    db_status st = DB_OK;
-    for (int r = 0; r < n; r++) {
-        if (started[r])
-            pthread_join(tids[r], NULL);
-        ctxs[r] = o[r].ctx;
-        if (o[r].st != DB_OK && st == DB_OK)
-            st = db_fail(o[r].st, "%s", o[r].message);
-    }
-    free(o);
-    free(tids);
-    free(started);
-    return st;
-}
-
 /* Closes the lanes' contexts (NULL entries are allowed) and frees the array. */
 static void close_lanes(db_context **ctxs, int n)
 {
@@ -563,7 +507,8 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
         ctxs = calloc((size_t)n_runners, sizeof *ctxs);
         if (!ctxs)
             return db_fail(DB_ERR_NOMEM, "out of memory opening %d device lanes", n_runners);
-        st = open_lanes(opt, (const char (*)[16])specs, all, n_lanes, ctxs, n_runners);
+        for (int r = 0; r < n_runners && st == DB_OK; r++)
+            st = open_lane(opt, all ? specs[r % n_lanes] : opt->gpu_spec, &ctxs[r]);
         if (st != DB_OK) {
             close_lanes(ctxs, n_runners);
             return st;
