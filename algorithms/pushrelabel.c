@@ -205,7 +205,8 @@ db_status db_pr_cut_begin(db_pr_cut *pr, db_stage_run *run, int rows, int cols, 
         pr->tile_push = db_stage_kernel(run, "pushrelabel.cl", "pr_tile_push");
         pr->tile_settle = db_stage_kernel(run, "pushrelabel.cl", "pr_tile_settle");
         pr->block_bfs = db_stage_kernel(run, "pushrelabel.cl", "pr_block_bfs");
-        if (!pr->incoming || !pr->wake || !pr->bfs_wake || !pr->bfs_changed || !pr->tile_push || !pr->tile_settle || !pr->block_bfs)
+        if (!pr->incoming || !pr->wake || !pr->bfs_wake || !pr->bfs_changed || !pr->tile_push || !pr->tile_settle ||
+            !pr->block_bfs)
             return db_error_status();
         if ((st = fill(pr, pr->incoming, (cl_int)slots, 0)) != DB_OK ||
             (st = fill(pr, pr->wake, pr->tiles, 0)) != DB_OK || (st = fill(pr, pr->bfs_changed, 1, 0)) != DB_OK)
