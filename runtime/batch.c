@@ -42,6 +42,9 @@ typedef struct batch {
     int decoding;             /* decodes under way (their images may still join the ready queue) */
     slot *ready, *ready_tail; /* decoded, waiting for a lane */
     slot *done, *done_tail;   /* run, waiting to be encoded */
+    bool setting_up;          /* the lanes are still opening: what is not for a lane waits in `held` */
+    bool aborted;             /* the lanes could not open: decoded images are dropped, unreported */
+    slot *held, *held_tail;   /* skipped or failed while setting up, reported once the lanes run */
 
     pthread_mutex_t report_lock; /* the summary and the report streams */
     FILE *log;                   /* the JSON log, or NULL */
@@ -205,6 +208,14 @@ static void finish(batch *b, slot *s)
     free(s);
 }
 
+/* Frees an image that will not be reported (the batch stopped before its lanes ran). */
+static void drop(slot *s)
+{
+    db_image_free(s->in);
+    db_image_free(s->out);
+    free(s);
+}
+
 static void fail_slot(slot *s, db_status st)
 {
     s->r.state = DB_BATCH_FAILED;
@@ -307,8 +318,6 @@ static void *codec_thread(void *arg)
                 s->r.output = list->outputs[i];
                 s->r.lane = -1;
                 to_lane = decode(b, s);
-                if (!to_lane)
-                    finish(b, s);
             } else {
                 /* No memory for even the bookkeeping: the image fails, the batch goes on. */
                 static _Thread_local db_batch_result r;
@@ -320,9 +329,20 @@ static void *codec_thread(void *arg)
             }
             pthread_mutex_lock(&b->lock);
             b->decoding--;
-            if (to_lane) {
+            if (s && b->aborted) {
+                drop(s);
+                b->live--;
+                pthread_cond_broadcast(&b->codec_cv);
+            } else if (to_lane) {
                 push(&b->ready, &b->ready_tail, s);
+            } else if (s && b->setting_up) {
+                push(&b->held, &b->held_tail, s);
             } else {
+                if (s) {
+                    pthread_mutex_unlock(&b->lock);
+                    finish(b, s);
+                    pthread_mutex_lock(&b->lock);
+                }
                 b->live--;
                 pthread_cond_broadcast(&b->codec_cv);
             }
@@ -458,12 +478,117 @@ static db_status open_lane(const db_batch_options *opt, const char *gpu_spec, db
     return DB_OK;
 }
 
+/* One lane's context being opened on a thread of its own, and what came of it. */
+typedef struct opener {
+    const db_batch_options *opt;
+    const char *gpu_spec;
+    db_context *ctx;
+    db_status st;
+    char message[1024];
+} opener;
+
+static void *open_lane_thread(void *arg)
+{
+    opener *o = arg;
+    o->st = open_lane(o->opt, o->gpu_spec, &o->ctx);
+    if (o->st != DB_OK)
+        snprintf(o->message, sizeof o->message, "%s", db_error_message());
+    return NULL;
+}
+
+/* Opens the lanes' contexts at once: a driver takes a good part of a second
+** for a context and its first programs, and a batch on several GPUs opens
+** several, before any page is read. The first failure, in lane order, is the
+** one reported. */
+static db_status open_lanes(const db_batch_options *opt, const char (*specs)[16], bool all, int n_lanes,
+                            db_context **ctxs, int n)
+{
+    opener *o = calloc((size_t)n, sizeof *o);
+    pthread_t *tids = calloc((size_t)n, sizeof *tids);
+    bool *started = calloc((size_t)n, sizeof *started);
+    if (!o || !tids || !started) {
+        free(o);
+        free(tids);
+        free(started);
+        return db_fail(DB_ERR_NOMEM, "out of memory opening %d device lanes", n);
+    }
+    /* The first lane opens here: the ICD loader and the drivers set themselves
+    ** up on their first calls, which must not race (PoCL then lists no devices). */
+    for (int r = 0; r < n; r++) {
+        o[r] = (opener){.opt = opt, .gpu_spec = all ? specs[r % n_lanes] : opt->gpu_spec};
+        started[r] = r > 0 && pthread_create(&tids[r], NULL, open_lane_thread, &o[r]) == 0;
+        if (!started[r])
+            open_lane_thread(&o[r]);
+    }
+    db_status st = DB_OK;
+    for (int r = 0; r < n; r++) {
+        if (started[r])
+            pthread_join(tids[r], NULL);
+        ctxs[r] = o[r].ctx;
+        if (o[r].st != DB_OK && st == DB_OK)
+            st = db_fail(o[r].st, "%s", o[r].message);
+    }
+    free(o);
+    free(tids);
+    free(started);
+    return st;
+}
+
 /* Closes the lanes' contexts (NULL entries are allowed) and frees the array. */
+static void *close_lane_thread(void *arg)
+{
+    db_context_close(arg);
+    return NULL;
+}
+
+/* Closing a GPU context takes about 0.1 s (the H100's driver): the lanes close at once. */
 static void close_lanes(db_context **ctxs, int n)
 {
-    for (int r = 0; r < n && ctxs; r++)
-        db_context_close(ctxs[r]);
+    if (!ctxs)
+        return;
+    pthread_t *tids = calloc((size_t)n, sizeof *tids);
+    bool *started = calloc((size_t)n, sizeof *started);
+    for (int r = 0; r < n; r++) {
+        if (!ctxs[r])
+            continue;
+        if (tids && started && pthread_create(&tids[r], NULL, close_lane_thread, ctxs[r]) == 0)
+            started[r] = true;
+        else
+            db_context_close(ctxs[r]);
+    }
+    for (int r = 0; started && r < n; r++)
+        if (started[r])
+            pthread_join(tids[r], NULL);
+    free(tids);
+    free(started);
     free(ctxs);
+}
+
+/* Creates the output directory and opens the JSON log. */
+static db_status open_outputs(batch *b)
+{
+    const db_batch_options *opt = b->opt;
+    if (b->list->out_dir && db_mkdir_p(b->list->out_dir) != 0)
+        return db_fail(DB_ERR_IO, "cannot create the output directory %s: %s", b->list->out_dir, strerror(errno));
+    if (opt->log_json && !(b->log = strcmp(opt->log_json, "-") ? fopen(opt->log_json, "w") : stdout))
+        return db_fail(DB_ERR_IO, "cannot write the log %s: %s", opt->log_json, strerror(errno));
+    return DB_OK;
+}
+
+/* Stops a batch whose lanes never ran: no more decoding, and the images
+** decoded so far (or still decoding) are dropped without a report. */
+static void abort_batch(batch *b)
+{
+    pthread_mutex_lock(&b->lock);
+    b->aborted = true;
+    b->next = b->list->n;
+    for (slot *s; (s = pop(&b->ready, &b->ready_tail)) || (s = pop(&b->held, &b->held_tail));) {
+        drop(s);
+        b->live--;
+    }
+    pthread_cond_broadcast(&b->codec_cv);
+    pthread_cond_broadcast(&b->lane_cv);
+    pthread_mutex_unlock(&b->lock);
 }
 
 db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, db_batch_summary *sum)
@@ -484,14 +609,15 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     if (!opt->codec_only)
         db_map_format(opt->map, b.map_text, sizeof b.map_text);
 
-    /* Lanes and their contexts first: a device or map problem stops the batch
-    ** before any file is read or written. */
+    /* The lanes' devices open while the codec threads decode the first pages:
+    ** a GPU context and its first programs take a good part of a second. Until
+    ** every lane is open nothing is written or reported, so a device or map
+    ** problem stops the batch with no output, no log and no directory. */
     char specs[MAX_LANES][16];
     int n_lanes = 0, n_runners = 0;
-    db_context **ctxs = NULL;
+    bool all = !opt->codec_only && opt->gpu_spec && !strcmp(opt->gpu_spec, "all");
     db_status st = DB_OK;
     if (!opt->codec_only) {
-        bool all = opt->gpu_spec && !strcmp(opt->gpu_spec, "all");
         if (all && (st = db_batch_lanes(opt->gpu_spec, specs, MAX_LANES, &n_lanes)) != DB_OK)
             return st;
         if (!all)
@@ -504,28 +630,9 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
         ** problems show up the same in every shard. */
         if (n_runners > list->n)
             n_runners = list->n > 0 ? list->n : 1;
-        ctxs = calloc((size_t)n_runners, sizeof *ctxs);
-        if (!ctxs)
-            return db_fail(DB_ERR_NOMEM, "out of memory opening %d device lanes", n_runners);
-        for (int r = 0; r < n_runners && st == DB_OK; r++)
-            st = open_lane(opt, all ? specs[r % n_lanes] : opt->gpu_spec, &ctxs[r]);
-        if (st != DB_OK) {
-            close_lanes(ctxs, n_runners);
-            return st;
-        }
-        sum->lanes = n_lanes;
-        b.shared = n_runners > n_lanes;
     }
-    if (list->out_dir && db_mkdir_p(list->out_dir) != 0) {
-        st = db_fail(DB_ERR_IO, "cannot create the output directory %s: %s", list->out_dir, strerror(errno));
-        close_lanes(ctxs, n_runners);
+    if (opt->codec_only && (st = open_outputs(&b)) != DB_OK)
         return st;
-    }
-    if (opt->log_json && !(b.log = strcmp(opt->log_json, "-") ? fopen(opt->log_json, "w") : stdout)) {
-        st = db_fail(DB_ERR_IO, "cannot write the log %s: %s", opt->log_json, strerror(errno));
-        close_lanes(ctxs, n_runners);
-        return st;
-    }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int n_codec = opt->serial ? 1 : opt->threads ? opt->threads : (int)(cpus > 0 ? cpus : 1);
     sum->threads = n_codec;
@@ -538,34 +645,54 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     pthread_mutex_init(&b.report_lock, NULL);
     pthread_cond_init(&b.codec_cv, NULL);
     pthread_cond_init(&b.lane_cv, NULL);
+    b.setting_up = !opt->codec_only;
     b.start_ns = db_now_ns();
     pthread_t *tids = calloc((size_t)(n_codec + n_runners), sizeof *tids);
     lane_arg *lanes = calloc(n_runners ? (size_t)n_runners : 1, sizeof *lanes);
-    int started = 0;
-    if (!tids || !lanes) {
+    db_context **ctxs = n_runners ? calloc((size_t)n_runners, sizeof *ctxs) : NULL;
+    int started = 0, err = 0;
+    if (!tids || !lanes || (n_runners && !ctxs))
         st = db_fail(DB_ERR_NOMEM, "out of memory starting the batch threads");
-    } else {
-        int err = 0;
+    for (int t = 0; t < n_codec && st == DB_OK && !err; t++)
+        if (!(err = pthread_create(&tids[started], NULL, codec_thread, &b)))
+            started++;
+    if (st == DB_OK && started == 0)
+        st = db_fail(DB_ERR_NOMEM, "cannot start the batch's threads: %s; lower --threads", strerror(err));
+    if (st == DB_OK && !opt->codec_only) {
+        st = open_lanes(opt, (const char (*)[16])specs, all, n_lanes, ctxs, n_runners);
+        if (st == DB_OK)
+            st = open_outputs(&b);
+    }
+    if (st == DB_OK && !opt->codec_only) {
+        sum->lanes = n_lanes;
+        b.shared = n_runners > n_lanes;
+        int codecs = started;
+        err = 0;
         for (int r = 0; r < n_runners && !err; r++) {
             lanes[r] = (lane_arg){.b = &b, .ctx = ctxs[r], .lane = r % n_lanes};
             if (!(err = pthread_create(&tids[started], NULL, lane_thread, &lanes[r])))
                 started++;
         }
-        int lanes_started = started;
-        for (int t = 0; t < n_codec && !err; t++)
-            if (!(err = pthread_create(&tids[started], NULL, codec_thread, &b)))
-                started++;
-        if (started != n_codec + n_runners) {
-            /* Whatever started finishes the batch, more slowly; with no codec
-            ** thread at all, nothing would: stop the lanes and report. */
-            if (started == lanes_started) {
-                pthread_mutex_lock(&b.lock);
-                b.next = list->n;
-                pthread_cond_broadcast(&b.lane_cv);
-                pthread_mutex_unlock(&b.lock);
-                st = db_fail(DB_ERR_NOMEM, "cannot start the batch's threads: %s; lower --in-flight or "
-                             "--threads", strerror(err));
-            }
+        if (started == codecs)
+            st = db_fail(DB_ERR_NOMEM, "cannot start the batch's threads: %s; lower --in-flight", strerror(err));
+    }
+    if (st != DB_OK) {
+        abort_batch(&b);
+    } else if (!opt->codec_only) {
+        /* What was skipped or failed while the lanes opened is reported now. */
+        pthread_mutex_lock(&b.lock);
+        b.setting_up = false;
+        slot *held = b.held;
+        b.held = b.held_tail = NULL;
+        pthread_mutex_unlock(&b.lock);
+        while (held) {
+            slot *s = held;
+            held = held->next;
+            finish(&b, s);
+            pthread_mutex_lock(&b.lock);
+            b.live--;
+            pthread_cond_broadcast(&b.codec_cv);
+            pthread_mutex_unlock(&b.lock);
         }
     }
     for (int t = 0; t < started; t++)
