@@ -266,6 +266,8 @@ def test_failed_runs(tmp):
                      + inputs)
     check(rc == 3 and not os.path.exists(log2) and not os.path.exists(out2),
           f'unbound device: exit {rc}, log {os.path.exists(log2)}, out {os.path.exists(out2)}: {err}')
+    # The inputs were being decoded while the lane failed to open: none of them is reported.
+    check(len(err.splitlines()) == 1 and 'nosuchdevice' in err, f'unbound device: not one error line: {err!r}')
     rc, _, err = run(['--algo', 'sauvola', '--map', 'gpu,cpu,gpu', '--explain', '--out-dir', out2] + inputs)
     rows = [l.split()[:2] for l in err.splitlines() if re.match(r'^[* ] [a-z]+,[a-z]+,[a-z]+ ', l)]
     check(rc == 0 and len(rows) == 8 and [r[1] for r in rows if r[0] == '*'] == ['gpu,cpu,gpu'],
