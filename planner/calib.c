@@ -556,3 +556,20 @@ db_status db_stage_kernel_hash(const db_stage *stage, char hex[65])
     db_sha256_hex(digest, hex);
     return DB_OK;
 }
+
+db_status db_algo_kernel_hash(const db_algo *algo, char hex[65])
+{
+    db_sha256 s;
+    db_sha256_init(&s);
+    for (int i = 0; i < algo->n_stages; i++) {
+        char stage[65];
+        db_status st = db_stage_kernel_hash(&algo->stages[i], stage);
+        if (st != DB_OK)
+            return st;
+        db_sha256_update(&s, stage, sizeof stage);
+    }
+    uint8_t digest[32];
+    db_sha256_final(&s, digest);
+    db_sha256_hex(digest, hex);
+    return DB_OK;
+}

@@ -23,6 +23,13 @@
 **   staging      the host's own copies of a page into staging memory and of the
 **                result out of it (memcpy), once per file: every run pays them
 **
+** A stage row whose stage is `host` (DB_CALIB_HOST_STAGE) models the rest of
+** the host's share of a run of the algorithm when its output comes from that
+** role: enqueueing, flushing, waiting for the result and mapping it, measured
+** as the wall time of runs with every stage on the role less the stages'
+** spans, the copies and the staging copies. Its kernel hash is
+** db_algo_kernel_hash.
+**
 ** Blank lines and lines starting with '#' are ignored. Each key (a stage row's
 ** first six fields, a transfer row's first two) appears once. A file with any
 ** malformed line is rejected whole, with its name, the line number and the fix
@@ -42,6 +49,9 @@
 
 /* The header of the first format, which had no staging row; still read. */
 #define DB_CALIB_HEADER_1 "docbin-calibration 1"
+
+/* The stage name of the rows of the host's share of a run (above). */
+#define DB_CALIB_HOST_STAGE "host"
 
 /* Longest algorithm, stage and variant names, with the NUL. */
 enum { DB_CALIB_NAME = 32 };
@@ -153,5 +163,9 @@ db_status db_calib_make_parents(const char *path);
 ** hash of its calibration rows. DB_ERR_USAGE when sources is NULL or names a
 ** file that does not exist. */
 db_status db_stage_kernel_hash(const db_stage *stage, char hex[65]);
+
+/* The SHA-256 of the kernel hashes of all of `algo`'s stages, in order: the
+** kernel hash of its host rows, stale when any stage's kernels change. */
+db_status db_algo_kernel_hash(const db_algo *algo, char hex[65]);
 
 #endif

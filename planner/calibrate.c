@@ -96,7 +96,28 @@ static double stage_span(const db_profile *prof, int run, const char *stage, db_
     return 0;
 }
 
-/* Calibrates the stages of `algo` with variant `v` that have an implementation on role `r`. */
+/* The host's share of run `run` of `prof` (calib.h, DB_CALIB_HOST_STAGE): its
+** wall time less its commands' spans, the copies of devices that do not share
+** host memory and the staging copies of `in_bytes` and `out_bytes`, as the
+** planner's simulator adds them up for a map with every stage on one role. */
+static double host_share(const db_profile *prof, int run, const db_context *ctx, const db_calib *calib,
+                         size_t in_bytes, size_t out_bytes)
+{
+    enum { MAX_ROWS = 4 * DB_MAX_STAGES + 4 * DB_MAX_ITEMS };
+    db_profile_row rows[MAX_ROWS];
+    int n = db_profile_run_rows(prof, run, rows, MAX_ROWS);
+    double ms = db_profile_run_wall_ms(prof, run);
+    for (int i = 0; i < n && i < MAX_ROWS; i++)
+        if (rows[i].kind == DB_REC_KERNEL || !ctx->role[rows[i].role]->info.host_unified)
+            ms -= rows[i].span_ms;
+    if (calib->has_staging)
+        ms -= db_transfer_predict(&calib->staging, (double)in_bytes) +
+              db_transfer_predict(&calib->staging, (double)out_bytes);
+    return ms;
+}
+
+/* Calibrates the stages of `algo` with variant `v` that have an implementation on role `r`,
+** and the host's share of its runs when every stage is on `r`. */
 static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_role r, char hash[][65],
                                 db_calib *out)
 {
@@ -113,8 +134,11 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
     db_job job;
     db_job_defaults(algo, &job);
     job.variant = v;
-    db_cost_sample samples[DB_MAX_STAGES][DB_CALIBRATE_MAX_SIZES];
+    db_cost_sample samples[DB_MAX_STAGES][DB_CALIBRATE_MAX_SIZES], host[DB_CALIBRATE_MAX_SIZES];
     double spans[DB_PROFILE_MAX_RUNS];
+    int one_role = 1;
+    for (int s = 0; s < algo->n_stages; s++)
+        one_role &= map.role[s] == r;
     for (int k = 0; k < o->n_sizes; k++) {
         int w = o->sizes[k].width, h = o->sizes[k].height;
         if (!c->pages[k] && !(c->pages[k] = db_sample_page(w, h, 1)))
@@ -136,6 +160,15 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
             db_box box;
             st = db_box_stats(spans, o->runs, &box);
             samples[s][k] = (db_cost_sample){.size = (double)w * h, .ms = box.median};
+        }
+        if (st == DB_OK && one_role) {
+            size_t in = db_item_bytes(&algo->items[algo->input], &job, w, h, 1);
+            size_t res = db_item_bytes(&algo->items[algo->output], &job, w, h, 1);
+            for (int run = 1; run <= o->runs; run++)
+                spans[run - 1] = host_share(prof, run, c->ctx, out, in, res);
+            db_box box;
+            st = db_box_stats(spans, o->runs, &box);
+            host[k] = (db_cost_sample){.size = (double)w * h, .ms = box.median};
         }
         db_profile_free(prof);
         if (st != DB_OK) {
@@ -163,6 +196,23 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
             return db_fail(st, "calibrating stage %s/%s on %s: %s", algo->name, algo->stages[s].name,
                            db_role_name(r), why);
         }
+    }
+    if (!one_role)
+        return DB_OK;
+    db_calib_stage e = {.role = r};
+    snprintf(e.device, sizeof e.device, "%s", dev->info.key);
+    snprintf(e.algo, sizeof e.algo, "%s", algo->name);
+    snprintf(e.stage, sizeof e.stage, "%s", DB_CALIB_HOST_STAGE);
+    snprintf(e.variant, sizeof e.variant, "%s", variant);
+    db_status st = db_algo_kernel_hash(algo, e.kernel_hash);
+    if (st == DB_OK)
+        st = db_cost_fit(host, o->n_sizes, &e.model);
+    if (st == DB_OK)
+        st = db_calib_put_stage(out, &e);
+    if (st != DB_OK) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", db_error_message());
+        return db_fail(st, "calibrating the host's share of %s runs on %s: %s", algo->name, db_role_name(r), why);
     }
     return DB_OK;
 }
@@ -281,6 +331,8 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
     }
     c.steps += (copiers + 1) * o->n_transfer_sizes;
 
+    /* The staging copies first: the host's share of each run is measured net of them. */
+    st = calibrate_staging(&c, out);
     for (int a = 0; a < n_algos && st == DB_OK; a++) {
         const db_algo *algo = o->algos ? o->algos[a] : db_algo_at(a);
         char hash[DB_MAX_STAGES][65];
@@ -303,8 +355,6 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
     for (int r = 0; r < DB_ROLE_COUNT && st == DB_OK; r++)
         if (ctx->role[r] && !ctx->role[r]->info.host_unified && first_with_key(ctx, ctx->role[r]))
             st = calibrate_transfers(&c, ctx->role[r], out);
-    if (st == DB_OK)
-        st = calibrate_staging(&c, out);
     for (int k = 0; k < DB_CALIBRATE_MAX_SIZES; k++)
         db_image_free(c.pages[k]);
     return st;

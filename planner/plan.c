@@ -162,6 +162,36 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
                          db_role_name((db_role)r), info->name, info->key);
         }
     }
+    char algo_hash[65];
+    db_status st = db_algo_kernel_hash(algo, algo_hash);
+    if (st != DB_OK)
+        return st;
+    for (int r = 0; r < DB_ROLE_COUNT; r++) {
+        int any = 0;
+        for (int s = 0; s < algo->n_stages; s++)
+            any |= algo->stages[s].impl[r] != NULL;
+        if (!costs->bound[r] || !any)
+            continue;
+        const db_device_info *info = &ctx->role[r]->info;
+        db_cost_model model;
+        char msg[DB_PLAN_NOTE];
+        switch (db_calib_find_stage(calib, info->key, algo->name, DB_CALIB_HOST_STAGE, (db_role)r, variant,
+                                    algo_hash, &model, msg, sizeof msg)) {
+        case DB_CALIB_FOUND:
+            costs->host_ms[r] = fmax(0, db_cost_predict(&model, pixels));
+            break;
+        case DB_CALIB_STALE:
+            add_note(costs, "%s, with docbin-bench --calibrate (device %s is '%s'); counted as 0 until then", msg,
+                     info->key, info->name);
+            break;
+        case DB_CALIB_MISSING:
+            add_note(costs, "the host's share of %s runs on the %s role%s%s (enqueueing and waiting; device '%s', key "
+                     "%s) is not calibrated and counted as 0; run docbin-bench --calibrate", algo->name,
+                     db_role_name((db_role)r), algo->n_variants ? ", variant " : "", algo->n_variants ? variant : "",
+                     info->name, info->key);
+            break;
+        }
+    }
     if (calib->has_staging) {
         db_plan_costs_set_staging(costs, &calib->staging);
     } else {
@@ -333,9 +363,13 @@ void db_plan_simulate(const db_plan_costs *costs, const db_map *map, db_plan_sim
     sim->staging_ms = in_ms + out_ms;
     st.item[algo->input].host_t = in_ms;
 
+    db_role out_role = map->role[algo->n_stages - 1];
     for (int s = 0; s < algo->n_stages; s++) {
         const db_stage *stage = &algo->stages[s];
         db_role r = map->role[s];
+        for (int o = 0; o < stage->n_outputs; o++)
+            if (stage->outputs[o] == algo->output)
+                out_role = r;
         double ready = 0;
         for (int i = 0; i < stage->n_inputs; i++)
             ready = max2(ready, fetch(&st, stage->inputs[i], r));
@@ -353,7 +387,9 @@ void db_plan_simulate(const db_plan_costs *costs, const db_map *map, db_plan_sim
     sim->latency_ms = fetch_host(&st, algo->output);
     if (algo->report_fields)
         sim->latency_ms = max2(sim->latency_ms, fetch_host(&st, algo->report_item));
-    sim->latency_ms += out_ms; /* and copies the result out of staging into the caller's image */
+    /* db_run copies the result out of staging into the caller's image, having waited for it. */
+    sim->latency_ms += out_ms + costs->host_ms[out_role];
+    sim->staging_ms += costs->host_ms[out_role];
     for (int r = 0; r < DB_ROLE_COUNT; r++)
         for (int q = 0; q < 2; q++)
             sim->period_ms = max2(sim->period_ms, sim->busy_ms[r][q]);
@@ -496,7 +532,8 @@ void db_plan_explain(const db_plan_costs *costs, const db_map *ran, FILE *f)
         print_ms(f, 10, sim.known, sim.period_ms);
         fputc('\n', f);
     }
-    fprintf(f, "* = the map that runs; staging: the host's copies of the page and the result; latency: one image "
+    fprintf(f, "* = the map that runs; staging: the host's share (copies of the page and the result, enqueueing, "
+               "waiting); latency: one image "
                "until its output is in the caller's image; period: a batch's time per image (its busiest queue)\n");
     for (int s = 0; s < algo->n_stages; s++)
         for (int r = 0; r < DB_ROLE_COUNT; r++)

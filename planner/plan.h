@@ -63,7 +63,7 @@ typedef enum db_plan_entry {
 /* Room for the notes of a cost table: one per stage and role, one per role and
 ** direction, one for the staging copies, each a full sentence with its fix. */
 enum {
-    DB_PLAN_MAX_NOTES = DB_MAX_STAGES * DB_ROLE_COUNT + DB_ROLE_COUNT * DB_TRANSFER_DIR_COUNT + 1,
+    DB_PLAN_MAX_NOTES = DB_MAX_STAGES * DB_ROLE_COUNT + DB_ROLE_COUNT * DB_TRANSFER_DIR_COUNT + DB_ROLE_COUNT + 1,
     DB_PLAN_NOTE = 512
 };
 
@@ -82,6 +82,8 @@ typedef struct db_plan_costs {
     db_plan_entry staging;                     /* the host's copies of the input into staging memory and
                                                ** of the output out of it (memcpy), paid by every map */
     db_transfer_model staging_model;           /* when KNOWN; free after db_plan_costs_init */
+    double host_ms[DB_ROLE_COUNT];             /* the rest of the host's share of a run whose output
+                                               ** comes from the role (calib.h); 0 when not calibrated */
     double history_factor[DB_MAX_STAGES][DB_ROLE_COUNT]; /* measured / calibrated, applied (1: none) */
     int history_runs[DB_MAX_STAGES][DB_ROLE_COUNT];      /* the runs it came from (history.h) */
     char notes[DB_PLAN_MAX_NOTES][DB_PLAN_NOTE]; /* missing or stale entries, with the fix */
@@ -156,7 +158,8 @@ typedef struct db_plan_sim {
     db_plan_copy copies[DB_PLAN_MAX_COPIES];
     int n_copies;
     double transfer_ms;              /* the sum of the copies' times */
-    double staging_ms;               /* the host's copies of the input before and the output after */
+    double staging_ms;               /* the host's share: its copies of the input before and the output
+                                     ** after, and host_ms of the role the output comes from */
     double latency_ms;               /* when the output (and report) is on the host */
     double busy_ms[DB_ROLE_COUNT][2];/* per role: [0] compute queue, [1] transfer queue */
     double period_ms;                /* the busiest queue's busy time: a batch's time per image */

@@ -83,8 +83,18 @@ def read_calib(path):
     return lines[0], [r for r in rows if r[0] == 'stage'], [r for r in rows if r[0] == 'transfer']
 
 
+def algo_hash(algo, algos):
+    """The kernel hash of an algorithm's host rows (db_algo_kernel_hash): SHA-256 over its stages'
+    kernel hashes in order, each as 64 hex digits and a NUL."""
+    h = hashlib.sha256()
+    for stage, _ in algos[algo][0]:
+        h.update(kernel_hash(SOURCES[(algo, stage)]).encode() + b'\0')
+    return h.hexdigest()
+
+
 def check_stage_rows(rows, algos, names, device_keys, what):
-    """Every stage x role x variant of `names` appears once, with the right hash and 3 sizes."""
+    """Every stage x role x variant of `names` appears once, with the right hash and 3 sizes, and
+    the host's share of runs (stage 'host') on each role that runs every stage."""
     expected = set()
     for a in names:
         stages, variants = algos[a]
@@ -92,6 +102,10 @@ def check_stage_rows(rows, algos, names, device_keys, what):
             for role in roles:
                 for v in variants:
                     expected.add((a, stage, role, v))
+        for role in ('cpu', 'gpu'):
+            if all(role in roles for _, roles in stages):
+                for v in variants:
+                    expected.add((a, 'host', role, v))
     got = [(r[2], r[3], r[4], r[5]) for r in rows if r[2] in names]
     check(len(got) == len(set(got)), f'{what}: duplicate rows')
     check(set(got) == expected, f'{what}: rows {sorted(set(got) ^ expected)} missing or unexpected')
@@ -100,7 +114,8 @@ def check_stage_rows(rows, algos, names, device_keys, what):
             continue
         check(len(r) == 11, f'{what}: row has {len(r)} fields: {r}')
         check(r[1] in device_keys, f'{what}: device {r[1]} is not a bound device ({device_keys})')
-        check(r[6] == kernel_hash(SOURCES[(r[2], r[3])]), f'{what}: kernel hash of {r[2]}/{r[3]} is {r[6]}')
+        want = algo_hash(r[2], algos) if r[3] == 'host' else kernel_hash(SOURCES[(r[2], r[3])])
+        check(r[6] == want, f'{what}: kernel hash of {r[2]}/{r[3]} is {r[6]}')
         check(r[9] == '3', f'{what}: {r[2]}/{r[3]} fitted {r[9]} sizes, not 3')
         a, b, spread = float(r[7]), float(r[8]), float(r[10])
         check(math.isfinite(a) and math.isfinite(b) and spread >= 0, f'{what}: bad fit {r}')
@@ -232,7 +247,8 @@ def main():
         # both roles share host memory here, so every map's predicted latency is the
         # sum of its stages' fitted times, max(0, a + b * pixels), from the file,
         # plus the staging copies of the gray page and of the result, each
-        # max(0, latency + bytes / (bandwidth * 1e6)) for w * h bytes.
+        # max(0, latency + bytes / (bandwidth * 1e6)) for w * h bytes, plus the
+        # host's share of a run ending on the last stage's role, max(0, a + b * pixels).
         rc, out, err = run(['--algo', 'otsu', '--runs', '1', good, '--predict', '--calib', path])
         check(rc == 0, f'bench --predict failed: {err}')
         _, calib_rows, _ = read_calib(path)
@@ -243,8 +259,9 @@ def main():
             [float(l.split()[2]) for l in open(path) if l.startswith('staging ')][0]
         copy_ms = 2 * max(0.0, lat + w * h / (bw * 1e6))
         for m, predicted, _ in table:
+            roles = m.split(',')
             want = copy_ms + sum(max(0.0, fit[(s, r)][0] + fit[(s, r)][1] * w * h)
-                                 for s, r in zip(stages, m.split(',')))
+                                 for s, r in zip(stages + ['host'], roles + roles[-1:]))
             check(abs(float(predicted) - want) <= 1.5e-3, f'--predict {m}: {predicted} ms, the fits give {want:.4f}')
         check(re.search(r'auto picks [a-z,]+: measured', out), f'--predict does not say what auto picks: {out}')
         print('ok   benchmark --predict')

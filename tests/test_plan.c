@@ -463,6 +463,16 @@ static db_calib_stage row(const db_device *dev, const db_algo *algo, int s, db_r
     return e;
 }
 
+/* The row of the host's share of algo's runs on role (stage s < 0 in row()). */
+static db_calib_stage host_row(const db_device *dev, const db_algo *algo, db_role role, const char *variant,
+                               double a, double b)
+{
+    db_calib_stage e = row(dev, algo, 0, role, variant, a, b);
+    snprintf(e.stage, sizeof e.stage, "%s", DB_CALIB_HOST_STAGE);
+    CHECK(db_algo_kernel_hash(algo, e.kernel_hash) == DB_OK, "algo hash: %s", db_error_message());
+    return e;
+}
+
 static int notes_with(const db_plan_costs *c, const char *a, const char *b)
 {
     int n = 0;
@@ -483,12 +493,14 @@ static void test_from_calib(void)
     db_plan_costs c;
 
     /* Nothing calibrated: the default map, one note per stage and role,
-    ** naming the stage, the role, the device and the fix, and one for the
-    ** host's staging copies. */
+    ** naming the stage, the role, the device and the fix, one per role for
+    ** the host's share of a run, and one for the host's staging copies. */
     CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &job, w, h, 1) == DB_OK, "from empty: %s",
           db_error_message());
-    CHECK(c.n_notes == 7 && notes_with(&c, "staging copies", "docbin-bench --calibrate") == 1,
-          "%d notes for an empty calibration, expected 7", c.n_notes);
+    CHECK(c.n_notes == 9 && notes_with(&c, "staging copies", "docbin-bench --calibrate") == 1 &&
+              notes_with(&c, "host's share of sauvola runs on the cpu role", "docbin-bench --calibrate") == 1 &&
+              notes_with(&c, "host's share of sauvola runs on the gpu role", "counted as 0") == 1,
+          "%d notes for an empty calibration, expected 9", c.n_notes);
     for (int s = 0; s < 3; s++)
         for (int r = 0; r < 2; r++) {
             char what[64];
@@ -508,9 +520,15 @@ static void test_from_calib(void)
     **   threshold: cpu 0.5                gpu 1.0
     ** a chain, so latency = the sum: best cpu,gpu,cpu = 1 + 0.5 + 0.5 = 2.0,
     ** plus the staging copies of the 5000-byte page and result, each
-    ** 0.1 + 5000 / (0.05 * 1e6) = 0.2 ms: 2.4. */
+    ** 0.1 + 5000 / (0.05 * 1e6) = 0.2 ms, and the host's share of a run whose
+    ** output comes from the cpu role, 0.05 + 1e-5 * 5000 = 0.1: 2.5. A run
+    ** ending on the gpu role pays 0.3 instead. */
     db_transfer_model staging = {.latency_ms = 0.1, .bandwidth_gbs = 0.05, .sizes = 3};
     CHECK(db_calib_put_staging(&calib, &staging) == DB_OK, "put staging: %s", db_error_message());
+    db_calib_stage host_cpu = host_row(ctx->role[DB_ROLE_CPU], sauvola, DB_ROLE_CPU, "sliding", 0.05, 1e-5);
+    db_calib_stage host_gpu = host_row(ctx->role[DB_ROLE_GPU], sauvola, DB_ROLE_GPU, "sliding", 0.3, 0);
+    CHECK(db_calib_put_stage(&calib, &host_cpu) == DB_OK && db_calib_put_stage(&calib, &host_gpu) == DB_OK,
+          "put host rows: %s", db_error_message());
     const double ab[3][2][2] = {{{1, 0}, {1.5, 1e-4}}, {{3, 2e-4}, {0.25, 5e-5}}, {{0.5, 0}, {1, 0}}};
     for (int s = 0; s < 3; s++)
         for (int r = 0; r < 2; r++) {
@@ -524,15 +542,32 @@ static void test_from_calib(void)
               near(c.stage_ms[1][DB_ROLE_GPU], 0.5),
           "predictions %g %g %g", c.stage_ms[0][DB_ROLE_GPU], c.stage_ms[1][DB_ROLE_CPU], c.stage_ms[1][DB_ROLE_GPU]);
     choose(&c, DB_PLAN_LATENCY, &ch);
-    CHECK(!ch.fallback && !strcmp(fmt(&ch.map), "cpu,gpu,cpu") && near(ch.sim.latency_ms, 2.4) &&
-              near(ch.sim.staging_ms, 0.4),
+    CHECK(!ch.fallback && !strcmp(fmt(&ch.map), "cpu,gpu,cpu") && near(ch.sim.latency_ms, 2.5) &&
+              near(ch.sim.staging_ms, 0.5),
           "calibrated chose %s (%g ms)", fmt(&ch.map), ch.sim.latency_ms);
+    {
+        /* cpu,cpu,gpu ends on the gpu role: 1 + 4 + 1 + 0.4 staging + 0.3 host. */
+        db_map m = map_of(sauvola, "cpu,cpu,gpu");
+        db_plan_sim sim;
+        db_plan_simulate(&c, &m, &sim);
+        CHECK(near(sim.latency_ms, 6.7) && near(sim.staging_ms, 0.7), "cpu,cpu,gpu: latency %g staging %g",
+              sim.latency_ms, sim.staging_ms);
+    }
+    /* A host row measured with other kernels is stale: a note, and counted as 0. */
+    db_calib_stage old_host = host_cpu;
+    memset(old_host.kernel_hash, '0', 64);
+    CHECK(db_calib_put_stage(&calib, &old_host) == DB_OK, "put stale host row");
+    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &job, w, h, 1) == DB_OK && c.n_notes == 1 &&
+              notes_with(&c, "sauvola/host (cpu", "other kernels") == 1 && c.host_ms[DB_ROLE_CPU] == 0 &&
+              near(c.host_ms[DB_ROLE_GPU], 0.3),
+          "stale host row: %d notes: %s", c.n_notes, c.n_notes ? c.notes[0] : "");
+    CHECK(db_calib_put_stage(&calib, &host_cpu) == DB_OK, "put host row again");
 
     /* Another variant has no rows. */
     db_job shared_job = job;
     CHECK(db_job_set_variant(sauvola, &shared_job, "shared") == DB_OK, "variant");
-    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &shared_job, w, h, 1) == DB_OK && c.n_notes == 6 &&
-              notes_with(&c, "variant shared", NULL) == 6 && notes_with(&c, "stats", NULL) == 2,
+    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &shared_job, w, h, 1) == DB_OK && c.n_notes == 8 &&
+              notes_with(&c, "variant shared", NULL) == 8 && notes_with(&c, "stats", NULL) == 2,
           "variant shared: %d notes", c.n_notes);
 
     /* A row measured with other kernels: stale, reported by stage and device, not used. */
@@ -567,12 +602,13 @@ static void test_from_calib(void)
     CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &job, w, h, 1) == DB_OK && c.n_notes == 0,
           "with copies: %d notes", c.n_notes);
     /* gpu,gpu,gpu: image h2d 0.5 + 5000 / 2e6 = 0.5025, out d2h 0.25 + 0.0025 = 0.2525,
-    ** after and before the staging copies of 0.2 ms each. */
+    ** after and before the staging copies of 0.2 ms each, and the gpu role's host share 0.3. */
     db_map m = map_of(sauvola, "gpu");
     db_plan_sim sim;
     db_plan_simulate(&c, &m, &sim);
     CHECK(near(sim.transfer_ms, 0.5025 + 0.2525) &&
-              near(sim.latency_ms, 0.2 + 0.5025 + 2.0 + 0.5 + 1.0 + 0.2525 + 0.2) && near(sim.copies[0].start_ms, 0.2),
+              near(sim.latency_ms, 0.2 + 0.5025 + 2.0 + 0.5 + 1.0 + 0.2525 + 0.2 + 0.3) &&
+              near(sim.copies[0].start_ms, 0.2),
           "unshared gpu: transfers %g latency %g", sim.transfer_ms, sim.latency_ms);
     ctx->role[DB_ROLE_GPU]->info.host_unified = unified;
 
