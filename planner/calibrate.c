@@ -162,13 +162,16 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
             samples[s][k] = (db_cost_sample){.size = (double)w * h, .ms = box.median};
         }
         if (st == DB_OK && one_role) {
-            size_t in = db_item_bytes(&algo->items[algo->input], &job, w, h, 1);
-            size_t res = db_item_bytes(&algo->items[algo->output], &job, w, h, 1);
+            /* The sample pages are RGB: their staging copies are of three bytes a pixel. */
+            int channels = c->pages[k]->channels;
+            size_t in = db_item_bytes(&algo->items[algo->input], &job, w, h, channels);
+            size_t res = db_item_bytes(&algo->items[algo->output], &job, w, h, channels);
             for (int run = 1; run <= o->runs; run++)
                 spans[run - 1] = host_share(prof, run, c->ctx, out, in, res);
             db_box box;
             st = db_box_stats(spans, o->runs, &box);
-            host[k] = (db_cost_sample){.size = (double)w * h, .ms = box.median};
+            /* Below zero where the staging model over-predicts the copies: nothing is left for the host. */
+            host[k] = (db_cost_sample){.size = (double)w * h, .ms = box.median > 0 ? box.median : 0};
         }
         db_profile_free(prof);
         if (st != DB_OK) {
