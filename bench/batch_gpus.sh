@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Batch throughput on one GPU against all GPUs, and against the PNG codec bound.
+# usage: bench/batch_gpus.sh OUTDIR [PAGES...]      (default PAGES: 200)
+#   Makes max(PAGES) synthetic A4 300 dpi pages (docbin-synth --a4 --seed 1..N, RGB), then, $REPS times
+#   (default 2) for each count N in PAGES (the first N pages): --codec-only, Sauvola with the gpu map on
+#   the first GPU (default lanes, and --in-flight 1), and Howe and DBS with the gpu map on the first GPU
+#   and on every GPU (--gpu-device all). Each configuration prints one line "batch LABEL pages=N ...
+#   pages_per_s=R" (also in OUTDIR/batch.log) from the wall time of one docbin-run over the N pages.
+#   With BASE=path/to/another/docbin-run every configuration but the codec's also runs with that binary,
+#   labelled B- (this build's lines are labelled N-), side by side in the same round.
+#   Two counts give the marginal rate, (N2 - N1) / (wall(N2) - wall(N1)): what a run pays once
+#   (opening devices, filling and draining the pipeline) left out.
+set -u
+out=${1:?usage: batch_gpus.sh OUTDIR [PAGES...]}
+shift
+counts=${*:-200}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+. "$(dirname "$0")/device_setup.sh"
+max=$(printf '%s\n' $counts | sort -n | tail -1)
+pages=/tmp/docbin-gpus-pages
+mkdir -p $pages
+seq 1 "$max" | xargs -P "$(nproc)" -I{} sh -c \
+    "[ -e $pages/page-\$(printf %04d {}).png ] || $build/docbin-synth --a4 --seed {} -o $pages/page-\$(printf %04d {}).png" ||
+    exit 1
+for n in $counts; do
+    mkdir -p /tmp/docbin-gpus-$n
+    ls $pages | head -n "$n" | while read -r f; do ln -sf $pages/$f /tmp/docbin-gpus-$n/$f; done
+done
+g0=$($run --list-devices | awk '/type: gpu/ {print $1}' | sed -n 1p)
+log=$out/batch.log
+echo "cores $(nproc), GPUs: $($run --list-devices | awk '/type: gpu/ {print $1}' | tr '\n' ' ')" | tee "$log"
+measure() {  # LABEL BINARY N OPTIONS...
+    local label=$1 bin=$2 n=$3
+    shift 3
+    rm -rf /tmp/docbin-gpus-out
+    local t0 t1 rc
+    t0=$(date +%s.%N)
+    $bin --out-dir /tmp/docbin-gpus-out "$@" /tmp/docbin-gpus-$n 2>>"$out/stderr.txt"
+    rc=$?
+    t1=$(date +%s.%N)
+    awk -v l="$label" -v t0="$t0" -v t1="$t1" -v n="$n" -v m="$(ls /tmp/docbin-gpus-out | wc -l)" -v rc=$rc \
+        -v o="$*" 'BEGIN { printf "batch %-22s pages=%d written=%d exit=%d wall_s=%.3f pages_per_s=%.2f options=\"%s\"\n",
+                           l, n, m, rc, t1 - t0, n / (t1 - t0), o }' | tee -a "$log"
+}
+for a in sauvola howe dbs; do
+    $run --algo $a --map gpu --gpu-device "$g0" $pages/page-0001.png -o /tmp/docbin-gpus-warm.png
+done
+builds="N"
+[ -n "${BASE:-}" ] && builds="B N"
+for rep in $(seq 1 "${REPS:-2}"); do
+    for n in $counts; do
+        measure codec-only "$run" "$n" --codec-only
+        for v in $builds; do
+            bin=$run
+            [ $v = B ] && bin=$BASE
+            measure $v-sauvola-gpu0 "$bin" "$n" --algo sauvola --map gpu --gpu-device "$g0"
+            measure $v-sauvola-gpu0-if1 "$bin" "$n" --algo sauvola --map gpu --gpu-device "$g0" --in-flight 1
+            measure $v-howe-gpu0 "$bin" "$n" --algo howe --map gpu --gpu-device "$g0"
+            measure $v-howe-all "$bin" "$n" --algo howe --map gpu --gpu-device all
+            measure $v-dbs-gpu0 "$bin" "$n" --algo dbs --map gpu --gpu-device "$g0"
+            measure $v-dbs-all "$bin" "$n" --algo dbs --map gpu --gpu-device all
+        done
+    done
+done
+rm -rf /tmp/docbin-gpus-out /tmp/docbin-gpus-warm.png
