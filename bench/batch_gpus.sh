@@ -20,9 +20,8 @@ out=$(cd "$out" && pwd)
 max=$(printf '%s\n' $counts | sort -n | tail -1)
 pages=/tmp/docbin-gpus-pages
 mkdir -p $pages
-seq 1 "$max" | xargs -P "$(nproc)" -I{} sh -c \
-    "[ -e $pages/page-\$(printf %04d {}).png ] || $build/docbin-synth --a4 --seed {} -o $pages/page-\$(printf %04d {}).png" ||
-    exit 1
+make_page='f=$0/page-$(printf %04d $1).png; [ -e "$f" ] || "$2" --a4 --seed "$1" -o "$f"'
+seq 1 "$max" | xargs -P "$(nproc)" -I{} sh -c "$make_page" $pages {} "$build/docbin-synth" || exit 1
 for n in $counts; do
     mkdir -p /tmp/docbin-gpus-$n
     ls $pages | head -n "$n" | while read -r f; do ln -sf $pages/$f /tmp/docbin-gpus-$n/$f; done
@@ -40,8 +39,9 @@ measure() {  # LABEL BINARY N OPTIONS...
     rc=$?
     t1=$(date +%s.%N)
     awk -v l="$label" -v t0="$t0" -v t1="$t1" -v n="$n" -v m="$(ls /tmp/docbin-gpus-out | wc -l)" -v rc=$rc \
-        -v o="$*" 'BEGIN { printf "batch %-22s pages=%d written=%d exit=%d wall_s=%.3f pages_per_s=%.2f options=\"%s\"\n",
-                           l, n, m, rc, t1 - t0, n / (t1 - t0), o }' | tee -a "$log"
+        -v o="$*" 'BEGIN { printf "batch %-22s pages=%d written=%d exit=%d wall_s=%.3f pages_per_s=%.2f",
+                                   l, n, m, rc, t1 - t0, n / (t1 - t0)
+                           printf " options=\"%s\"\n", o }' | tee -a "$log"
 }
 for a in sauvola howe dbs; do
     $run --algo $a --map gpu --gpu-device "$g0" $pages/page-0001.png -o /tmp/docbin-gpus-warm.png

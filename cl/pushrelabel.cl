@@ -515,11 +515,11 @@ pr_tile_settle(global int *excess, global const int *height, global int *res, gl
 ** is set when a block lowered anything, and a launch in which no block did saw
 ** final values everywhere. *changed is raised to stamp + 1 rather than set,
 ** so the host need not clear it between launches: the last launch of a batch
-** changed something exactly when the flag holds its stamp + 1. Blocks are woken as in pr_tile_push (wake[block] >=
-** stamp): the host wakes all for the first launch, a block that lowered a
-** border node wakes the neighbour beyond, and one that did not settle within
-** `rounds` wakes itself; a block left asleep has settled on halo heights that
-** have not changed since. */
+** changed something exactly when the flag holds its stamp + 1. Blocks are
+** woken as in pr_tile_push (wake[block] >= stamp): the host wakes all for the
+** first launch, a block that lowered a border node wakes the neighbour beyond,
+** and one that did not settle within `rounds` wakes itself; a block left
+** asleep has settled on halo heights that have not changed since. */
 #define BFS_W 64
 #define BFS_H 64
 #define BFS_STRIP 16

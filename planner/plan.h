@@ -61,7 +61,8 @@ typedef enum db_plan_entry {
 } db_plan_entry;
 
 /* Room for the notes of a cost table: one per stage and role, one per role and
-** direction, one for the staging copies, each a full sentence with its fix. */
+** direction, one per role for the host's share, one for the staging copies,
+** each a full sentence with its fix. */
 enum {
     DB_PLAN_MAX_NOTES = DB_MAX_STAGES * DB_ROLE_COUNT + DB_ROLE_COUNT * DB_TRANSFER_DIR_COUNT + DB_ROLE_COUNT + 1,
     DB_PLAN_NOTE = 512
