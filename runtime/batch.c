@@ -137,8 +137,11 @@ void db_batch_result_json(const db_batch_result *r, const char *algo, const char
                 row->bytes);
         first = 0;
     }
-    fprintf(f, "],\"decode_ms\":%.3f,\"run_ms\":%.3f,\"encode_ms\":%.3f,\"wall_ms\":%.3f}\n", r->decode_ms,
+    fprintf(f, "],\"decode_ms\":%.3f,\"run_ms\":%.3f,\"encode_ms\":%.3f,\"wall_ms\":%.3f", r->decode_ms,
             r->run_ms, r->encode_ms, r->wall_ms);
+    if (r->lane >= 0)
+        fprintf(f, ",\"run_start_ms\":%.3f", r->run_start_ms);
+    fputs("}\n", f);
 }
 
 static void show_progress(batch *b, bool final)
@@ -366,6 +369,7 @@ static void run_slot(batch *b, lane_arg *lane, slot *s)
     db_profile *prof = opt->stage_times ? db_profile_new() : NULL;
     db_report report = {0};
     uint64_t t = db_now_ns();
+    s->r.run_start_ms = (double)(t - b->start_ns) / 1e6;
     s->r.lane = lane->lane;
     s->r.warm = lane->runs++ > 0;
     s->r.shared = b->shared;

@@ -154,6 +154,10 @@ def test_corrupt_in_middle(tmp):
               and all(isinstance(s.get('ms'), (int, float)) and s.get('role') == 'gpu' for s in x['stages'].values())
               and isinstance(x.get('wall_ms'), (int, float)) for x in ok),
           f'corrupt input: stage times missing from {ok[:1]}')
+    # Each image a lane ran says when its run began (ms from the batch's start); the failed decode ran on none.
+    starts = sorted(x.get('run_start_ms', -1) for x in ok)
+    check(all(0 <= t for t in starts) and 'run_start_ms' not in e,
+          f'corrupt input: run_start_ms {starts}, failed entry {e}')
     print('ok   a corrupt input in the middle fails alone')
 
 
