@@ -9,7 +9,8 @@
 #   With BASE=path/to/another/docbin-run every configuration but the codec's also runs with that binary,
 #   labelled B- (this build's lines are labelled N-), side by side in the same round.
 #   Two counts give the marginal rate, (N2 - N1) / (wall(N2) - wall(N1)): what a run pays once
-#   (opening devices, filling and draining the pipeline) left out.
+#   (opening devices, filling and draining the pipeline) left out. With LOGS=1 each run also writes
+#   its --log-json to OUTDIR/LABEL-N-REP.jsonl (run_start_ms and run_ms per image: the lanes' timeline).
 set -u
 out=${1:?usage: batch_gpus.sh OUTDIR [PAGES...]}
 shift
@@ -32,6 +33,7 @@ echo "cores $(nproc), GPUs: $($run --list-devices | awk '/type: gpu/ {print $1}'
 measure() {  # LABEL BINARY N OPTIONS...
     local label=$1 bin=$2 n=$3
     shift 3
+    [ -n "${LOGS:-}" ] && set -- "$@" --log-json "$out/$label-$n-$rep.jsonl"
     rm -rf /tmp/docbin-gpus-out
     local t0 t1 rc
     t0=$(date +%s.%N)
