@@ -500,10 +500,10 @@ static void *open_lane_thread(void *arg)
     return NULL;
 }
 
-/* Opens the lanes' contexts at once: a driver takes a good part of a second
-** for a context and its first programs, and a batch on several GPUs opens
-** several, before any page is read. The first failure, in lane order, is the
-** one reported. */
+/* Opens the lanes' contexts at once, while the codec threads decode the first
+** pages: a driver takes a good part of a second for a context and its first
+** programs, and a batch on several GPUs opens several. The first failure, in
+** lane order, is the one reported. */
 static db_status open_lanes(const db_batch_options *opt, const char (*specs)[16], bool all, int n_lanes,
                             db_context **ctxs, int n)
 {
