@@ -137,10 +137,10 @@ void db_batch_result_json(const db_batch_result *r, const char *algo, const char
                 row->bytes);
         first = 0;
     }
-    fprintf(f, "],\"decode_ms\":%.3f,\"run_ms\":%.3f,\"encode_ms\":%.3f,\"wall_ms\":%.3f", r->decode_ms,
-            r->run_ms, r->encode_ms, r->wall_ms);
+    fprintf(f, "],\"decode_ms\":%.3f,\"run_ms\":%.3f,\"encode_ms\":%.3f,\"wall_ms\":%.3f,\"start_ms\":%.3f",
+            r->decode_ms, r->run_ms, r->encode_ms, r->wall_ms, r->start_ms);
     if (r->lane >= 0)
-        fprintf(f, ",\"run_start_ms\":%.3f", r->run_start_ms);
+        fprintf(f, ",\"run_start_ms\":%.3f,\"warm\":%s", r->run_start_ms, r->warm ? "true" : "false");
     fputs("}\n", f);
 }
 
@@ -316,6 +316,7 @@ static void *codec_thread(void *arg)
             bool to_lane = false;
             if (s) {
                 s->t0 = db_now_ns();
+                s->r.start_ms = (double)(s->t0 - b->start_ns) / 1e6;
                 s->r.index = original_index(list, i);
                 s->r.input = list->inputs[i];
                 s->r.output = list->outputs[i];

@@ -92,6 +92,7 @@ typedef struct db_batch_result {
     int width, height;      /* the input's size, once decoded */
     double decode_ms, run_ms, encode_ms; /* each step alone */
     double wall_ms;         /* from claiming the input to the output in place, queues included */
+    double start_ms;        /* when it was claimed (its decode began), from the batch's start */
     double run_start_ms;    /* when its run began, from the batch's start: a timeline of the lanes */
     int n_rows;             /* per-stage and per-copy device times, with profiling */
     db_profile_row rows[DB_BATCH_MAX_ROWS];

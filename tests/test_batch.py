@@ -158,6 +158,10 @@ def test_corrupt_in_middle(tmp):
     starts = sorted(x.get('run_start_ms', -1) for x in ok)
     check(all(0 <= t for t in starts) and 'run_start_ms' not in e,
           f'corrupt input: run_start_ms {starts}, failed entry {e}')
+    # Every image says when it was taken; an image ran after its decode, and was taken within the batch.
+    taken = [(x.get('start_ms', -1), x.get('decode_ms', -1), x.get('run_start_ms')) for x in entries]
+    check(all(0 <= t and (r is None or t + d <= r + 0.01) for t, d, r in taken),
+          f'corrupt input: start_ms, decode_ms, run_start_ms {taken}')
     print('ok   a corrupt input in the middle fails alone')
 
 

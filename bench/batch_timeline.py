@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Where a batch's wall time goes, from its --log-json (docbin-run --out-dir ... --log-json LOG).
+
+usage: bench/batch_timeline.py LOG.jsonl [LOG.jsonl ...]
+
+Per log: when the first decode ended, when each lane (device) began its first run, how long its first
+run took against its median later run, how busy each lane was from its first run to its last (runs of
+the images sharing it merged), the gaps where it had nothing to run, and the tail after the last run
+(encoding the last images). Times are ms from the batch's start (start_ms, run_start_ms)."""
+import json
+import statistics
+import sys
+
+
+def union_ms(intervals):
+    """Total length of the union of (start, end) intervals."""
+    total, end = 0.0, None
+    for s, e in sorted(intervals):
+        if end is None or s > end:
+            total += e - s
+            end = e
+        elif e > end:
+            total += e - end
+            end = e
+    return total
+
+
+def gaps(intervals, lo, hi):
+    """(start, length) of the stretches of [lo, hi] that no interval covers."""
+    out, at = [], lo
+    for s, e in sorted(intervals):
+        if s > at:
+            out.append((at, s - at))
+        at = max(at, e)
+    if hi > at:
+        out.append((at, hi - at))
+    return out
+
+
+def summarize(path):
+    rows = [json.loads(line) for line in open(path) if line.strip()]
+    ok = [r for r in rows if r.get('status') == 'ok']
+    if not ok:
+        print(f'{path}: no image ok')
+        return
+    end = max(r['start_ms'] + r['wall_ms'] for r in rows)
+    decoded = [r['start_ms'] + r['decode_ms'] for r in ok]
+    print(f'{path}: {len(rows)} images, {len(ok)} ok, last output at {end:.0f} ms '
+          f'({1000 * len(ok) / end:.2f} pages/s)')
+    print(f'  decode: first done at {min(decoded):.0f} ms; median decode {statistics.median(r["decode_ms"] for r in ok):.0f}'
+          f' ms, encode {statistics.median(r["encode_ms"] for r in ok):.0f} ms')
+    ran = [r for r in ok if 'run_start_ms' in r]
+    if not ran:
+        return
+    waits = [r['run_start_ms'] - r['start_ms'] - r['decode_ms'] for r in ran]
+    print(f'  decoded, waiting for a lane: median {statistics.median(waits):.0f} ms, max {max(waits):.0f} ms')
+    last_run = max(r['run_start_ms'] + r['run_ms'] for r in ran)
+    for lane in sorted({r['lane'] for r in ran}):
+        mine = sorted((r for r in ran if r['lane'] == lane), key=lambda r: r['run_start_ms'])
+        iv = [(r['run_start_ms'], r['run_start_ms'] + r['run_ms']) for r in mine]
+        first, last = iv[0][0], max(e for _, e in iv)
+        busy = union_ms(iv)
+        cold = [r['run_ms'] for r in mine if not r.get('warm', True)] or [mine[0]['run_ms']]
+        warm = [r['run_ms'] for r in mine if r.get('warm', True)] or [0.0]
+        idle = gaps(iv, first, last)
+        big = sorted(idle, key=lambda g: -g[1])[:3]
+        print(f'  lane {lane}: {len(mine)} images, first run at {first:.0f} ms, last ends {last:.0f} ms; '
+              f'first runs {", ".join(f"{c:.0f}" for c in cold)} ms, warm median {statistics.median(warm):.1f} ms; '
+              f'busy {100 * busy / (last - first):.0f}% of its span, idle {sum(g for _, g in idle):.0f} ms '
+              f'(longest at {", ".join(f"{s:.0f}+{g:.0f}" for s, g in big)})')
+    print(f'  after the last run: {end - last_run:.0f} ms')
+
+
+for p in sys.argv[1:]:
+    summarize(p)
