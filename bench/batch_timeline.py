@@ -47,8 +47,9 @@ def summarize(path):
     decoded = [r['start_ms'] + r['decode_ms'] for r in ok]
     print(f'{path}: {len(rows)} images, {len(ok)} ok, last output at {end:.0f} ms '
           f'({1000 * len(ok) / end:.2f} pages/s)')
-    print(f'  decode: first done at {min(decoded):.0f} ms; median decode {statistics.median(r["decode_ms"] for r in ok):.0f}'
-          f' ms, encode {statistics.median(r["encode_ms"] for r in ok):.0f} ms')
+    decode = statistics.median(r['decode_ms'] for r in ok)
+    encode = statistics.median(r['encode_ms'] for r in ok)
+    print(f'  decode: first done at {min(decoded):.0f} ms; median decode {decode:.0f} ms, encode {encode:.0f} ms')
     ran = [r for r in ok if 'run_start_ms' in r]
     if not ran:
         return

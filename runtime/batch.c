@@ -5,7 +5,9 @@
 ** An image moves decode -> ready queue -> a lane's db_run -> done queue ->
 ** encode. At most `limit` images are held in memory at once (decoded and not
 ** yet written): in_flight on the devices plus two per codec thread waiting on
-** either side, so memory stays bounded however fast one side is. Codec threads
+** either side, so memory stays bounded however fast one side is. While the
+** lanes open, nothing can be encoded and decoding is all the codec threads can
+** do: they may then hold `setup_extra` more (two more per thread). Codec threads
 ** prefer encoding to decoding, which frees memory and finishes outputs first.
 */
 #define _GNU_SOURCE
@@ -39,6 +41,7 @@ typedef struct batch {
     pthread_cond_t lane_cv;   /* lanes: something to run, or no more to come */
     int next;                 /* the next input to claim */
     int live, limit;          /* images in memory, and the bound */
+    int setup_extra;          /* more images allowed while setting_up */
     int decoding;             /* decodes under way (their images may still join the ready queue) */
     slot *ready, *ready_tail; /* decoded, waiting for a lane */
     slot *done, *done_tail;   /* run, waiting to be encoded */
@@ -56,7 +59,8 @@ typedef struct batch {
 
 typedef struct lane_arg {
     batch *b;
-    db_context *ctx;
+    db_context *ctx; /* NULL until open: a lane beyond the first on its device opens on its own thread */
+    const char *gpu_spec;
     int lane;
     int runs;        /* images run so far */
 } lane_arg;
@@ -307,7 +311,7 @@ static void *codec_thread(void *arg)
             pthread_cond_broadcast(&b->codec_cv);
             continue;
         }
-        if (b->next < list->n && b->live < b->limit) {
+        if (b->next < list->n && b->live < b->limit + (b->setting_up ? b->setup_extra : 0)) {
             int i = b->next++;
             b->live++;
             b->decoding++;
@@ -364,6 +368,37 @@ static void *codec_thread(void *arg)
 
 /* ---- Device lanes ------------------------------------------------------------- */
 
+/* One "prog: warning: what: text" line on the error stream, clear of the progress line. */
+static void warn(batch *b, const char *what, const char *text)
+{
+    const db_batch_options *opt = b->opt;
+    if (!opt->errors)
+        return;
+    pthread_mutex_lock(&b->report_lock);
+    if (b->progress_shown)
+        fputs("\r\033[K", opt->progress);
+    fprintf(opt->errors, "%s: warning: %s: %s\n", opt->prog ? opt->prog : "docbin", what, text);
+    b->progress_ns = 0;
+    pthread_mutex_unlock(&b->report_lock);
+}
+
+/* Opens a lane's context and checks that every stage's role is bound. */
+static db_status open_lane(const db_batch_options *opt, const char *gpu_spec, db_context **ctx)
+{
+    db_status st = db_context_open(opt->cpu_spec, gpu_spec, ctx);
+    if (st != DB_OK)
+        return st;
+    for (int s = 0; s < opt->map->n; s++)
+        if (!db_context_device(*ctx, opt->map->role[s])) {
+            st = db_fail(DB_ERR_DEVICE, "stage %s is mapped to %s, but %s", opt->algo->stages[s].name,
+                         db_role_name(opt->map->role[s]), db_error_message());
+            db_context_close(*ctx);
+            *ctx = NULL;
+            return st;
+        }
+    return DB_OK;
+}
+
 static void run_slot(batch *b, lane_arg *lane, slot *s)
 {
     const db_batch_options *opt = b->opt;
@@ -390,15 +425,8 @@ static void run_slot(batch *b, lane_arg *lane, slot *s)
             s->r.n_rows = n < DB_BATCH_MAX_ROWS ? n : DB_BATCH_MAX_ROWS;
         }
         for (int i = 0; i < report.n; i++)
-            if (report.fields[i].if_zero && report.values[i] == 0 && opt->errors) {
-                pthread_mutex_lock(&b->report_lock);
-                if (b->progress_shown)
-                    fputs("\r\033[K", opt->progress);
-                fprintf(opt->errors, "%s: warning: %s: %s\n", opt->prog ? opt->prog : "docbin", s->r.input,
-                        report.fields[i].if_zero);
-                b->progress_ns = 0;
-                pthread_mutex_unlock(&b->report_lock);
-            }
+            if (report.fields[i].if_zero && report.values[i] == 0)
+                warn(b, s->r.input, report.fields[i].if_zero);
     }
     db_profile_free(prof);
 }
@@ -407,6 +435,15 @@ static void *lane_thread(void *arg)
 {
     lane_arg *lane = arg;
     batch *b = lane->b;
+    /* A further lane on a device opens while the first runs: the batch starts
+    ** after one context per device, and the driver opens contexts one at a time. */
+    if (!lane->ctx && open_lane(b->opt, lane->gpu_spec, &lane->ctx) != DB_OK) {
+        char text[1200];
+        snprintf(text, sizeof text, "a further lane could not open, the batch goes on without it: %s",
+                 db_error_message());
+        warn(b, "--in-flight", text);
+        return NULL;
+    }
     pthread_mutex_lock(&b->lock);
     for (;;) {
         slot *s = pop(&b->ready, &b->ready_tail);
@@ -430,6 +467,9 @@ static void *lane_thread(void *arg)
         pthread_cond_wait(&b->lane_cv, &b->lock);
     }
     pthread_mutex_unlock(&b->lock);
+    /* Closing a GPU context takes about 0.1 s: done while the last images encode. */
+    db_context_close(lane->ctx);
+    lane->ctx = NULL;
     return NULL;
 }
 
@@ -467,27 +507,9 @@ db_status db_batch_lanes(const char *gpu_spec, char (*specs)[16], int max, int *
     return DB_OK;
 }
 
-static db_status open_lane(const db_batch_options *opt, const char *gpu_spec, db_context **ctx)
-{
-    db_status st = db_context_open(opt->cpu_spec, gpu_spec, ctx);
-    if (st != DB_OK)
-        return st;
-    for (int s = 0; s < opt->map->n; s++)
-        if (!db_context_device(*ctx, opt->map->role[s])) {
-            st = db_fail(DB_ERR_DEVICE, "stage %s is mapped to %s, but %s", opt->algo->stages[s].name,
-                         db_role_name(opt->map->role[s]), db_error_message());
-            db_context_close(*ctx);
-            *ctx = NULL;
-            return st;
-        }
-    return DB_OK;
-}
-
 /* One lane's context being opened on a thread of its own, and what came of it. */
 typedef struct opener {
-    const db_batch_options *opt;
-    const char *gpu_spec;
-    db_context *ctx;
+    lane_arg *lane;
     db_status st;
     char message[1024];
 } opener;
@@ -495,18 +517,16 @@ typedef struct opener {
 static void *open_lane_thread(void *arg)
 {
     opener *o = arg;
-    o->st = open_lane(o->opt, o->gpu_spec, &o->ctx);
+    o->st = open_lane(o->lane->b->opt, o->lane->gpu_spec, &o->lane->ctx);
     if (o->st != DB_OK)
         snprintf(o->message, sizeof o->message, "%s", db_error_message());
     return NULL;
 }
 
-/* Opens the lanes' contexts at once, while the codec threads decode the first
-** pages: a driver takes a good part of a second for a context and its first
-** programs, and a batch on several GPUs opens several. The first failure, in
-** lane order, is the one reported. */
-static db_status open_lanes(const db_batch_options *opt, const char (*specs)[16], bool all, int n_lanes,
-                            db_context **ctxs, int n)
+/* Opens the first `n` lanes' contexts at once, while the codec threads decode
+** the first pages: a driver takes a good part of a second for a context and
+** its first programs. The first failure, in lane order, is the one reported. */
+static db_status open_lanes(lane_arg *lanes, int n)
 {
     opener *o = calloc((size_t)n, sizeof *o);
     pthread_t *tids = calloc((size_t)n, sizeof *tids);
@@ -520,7 +540,7 @@ static db_status open_lanes(const db_batch_options *opt, const char (*specs)[16]
     /* The first lane opens here: the ICD loader and the drivers set themselves
     ** up on their first calls, which must not race (PoCL then lists no devices). */
     for (int r = 0; r < n; r++) {
-        o[r] = (opener){.opt = opt, .gpu_spec = all ? specs[r % n_lanes] : opt->gpu_spec};
+        o[r] = (opener){.lane = &lanes[r]};
         started[r] = r > 0 && pthread_create(&tids[r], NULL, open_lane_thread, &o[r]) == 0;
         if (!started[r])
             open_lane_thread(&o[r]);
@@ -529,7 +549,6 @@ static db_status open_lanes(const db_batch_options *opt, const char (*specs)[16]
     for (int r = 0; r < n; r++) {
         if (started[r])
             pthread_join(tids[r], NULL);
-        ctxs[r] = o[r].ctx;
         if (o[r].st != DB_OK && st == DB_OK)
             st = db_fail(o[r].st, "%s", o[r].message);
     }
@@ -539,34 +558,34 @@ static db_status open_lanes(const db_batch_options *opt, const char (*specs)[16]
     return st;
 }
 
-/* Closes the lanes' contexts (NULL entries are allowed) and frees the array. */
-static void *close_lane_thread(void *arg)
+/* Closes the contexts that lanes left open (those that never ran). */
+static void close_lanes(lane_arg *lanes, int n)
 {
-    db_context_close(arg);
-    return NULL;
+    for (int r = 0; lanes && r < n; r++) {
+        db_context_close(lanes[r].ctx);
+        lanes[r].ctx = NULL;
+    }
 }
 
-/* Closing a GPU context takes about 0.1 s (the H100's driver): the lanes close at once. */
-static void close_lanes(db_context **ctxs, int n)
+/* The lanes: their device specs with "all" (one per GPU; else the one asked
+** for is used) and how many images run at once, `in_flight` or 2 per device (1
+** serially), no more than there are images. */
+static db_status plan_lanes(const db_batch_options *opt, int n_images, char (*specs)[16], int *n_lanes,
+                            int *n_runners)
 {
-    if (!ctxs)
-        return;
-    pthread_t *tids = calloc((size_t)n, sizeof *tids);
-    bool *started = calloc((size_t)n, sizeof *started);
-    for (int r = 0; r < n; r++) {
-        if (!ctxs[r])
-            continue;
-        if (tids && started && pthread_create(&tids[r], NULL, close_lane_thread, ctxs[r]) == 0)
-            started[r] = true;
-        else
-            db_context_close(ctxs[r]);
-    }
-    for (int r = 0; started && r < n; r++)
-        if (started[r])
-            pthread_join(tids[r], NULL);
-    free(tids);
-    free(started);
-    free(ctxs);
+    bool all = opt->gpu_spec && !strcmp(opt->gpu_spec, "all");
+    db_status st = all ? db_batch_lanes(opt->gpu_spec, specs, MAX_LANES, n_lanes) : DB_OK;
+    if (st != DB_OK)
+        return st;
+    if (!all)
+        *n_lanes = 1;
+    int n = opt->serial ? 1 : opt->in_flight ? opt->in_flight : 2 * *n_lanes;
+    if (n > *n_lanes * 64)
+        return db_fail(DB_ERR_USAGE, "--in-flight %d: at most 64 images per device lane", n);
+    /* A lane per image at most; one even for an empty shard, so that device
+    ** problems show up the same in every shard. */
+    *n_runners = n > n_images ? (n_images > 0 ? n_images : 1) : n;
+    return DB_OK;
 }
 
 /* Creates the output directory and opens the JSON log. */
@@ -613,29 +632,13 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     batch b = {.opt = opt, .list = list, .bits = bits, .sum = sum};
     if (!opt->codec_only)
         db_map_format(opt->map, b.map_text, sizeof b.map_text);
-
-    /* The lanes' devices open while the codec threads decode the first pages:
-    ** a GPU context and its first programs take a good part of a second. Until
-    ** every lane is open nothing is written or reported, so a device or map
-    ** problem stops the batch with no output, no log and no directory. */
+    bool all = !opt->codec_only && opt->gpu_spec && !strcmp(opt->gpu_spec, "all");
     char specs[MAX_LANES][16];
     int n_lanes = 0, n_runners = 0;
-    bool all = !opt->codec_only && opt->gpu_spec && !strcmp(opt->gpu_spec, "all");
     db_status st = DB_OK;
-    if (!opt->codec_only) {
-        if (all && (st = db_batch_lanes(opt->gpu_spec, specs, MAX_LANES, &n_lanes)) != DB_OK)
-            return st;
-        if (!all)
-            n_lanes = 1;
-        n_runners = opt->serial ? 1 : opt->in_flight ? opt->in_flight : 2 * n_lanes;
-        sum->in_flight = n_runners;
-        if (n_runners > n_lanes * 64)
-            return db_fail(DB_ERR_USAGE, "--in-flight %d: at most 64 images per device lane", n_runners);
-        /* A lane per image at most; one even for an empty shard, so that device
-        ** problems show up the same in every shard. */
-        if (n_runners > list->n)
-            n_runners = list->n > 0 ? list->n : 1;
-    }
+    /* Without "all" the lanes are known now, and a bad --in-flight stops the batch before any thread. */
+    if (!opt->codec_only && !all && (st = plan_lanes(opt, list->n, specs, &n_lanes, &n_runners)) != DB_OK)
+        return st;
     if (opt->codec_only && (st = open_outputs(&b)) != DB_OK)
         return st;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -643,8 +646,11 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     sum->threads = n_codec;
     if (n_codec > list->n)
         n_codec = list->n > 0 ? list->n : 1;
-    /* Serial: the next image is decoded only once the last one is written. */
-    b.limit = opt->serial ? 1 : n_runners + 2 * n_codec;
+    /* Serial: the next image is decoded only once the last one is written.
+    ** With "all", the lanes are counted once the GPUs are listed; meanwhile
+    ** the codec threads decode as far as for 2 images in flight. */
+    b.limit = opt->serial ? 1 : (n_runners ? n_runners : opt->in_flight ? opt->in_flight : 2) + 2 * n_codec;
+    b.setup_extra = opt->serial ? 0 : 2 * n_codec;
 
     pthread_mutex_init(&b.lock, NULL);
     pthread_mutex_init(&b.report_lock, NULL);
@@ -652,33 +658,45 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     pthread_cond_init(&b.lane_cv, NULL);
     b.setting_up = !opt->codec_only;
     b.start_ns = db_now_ns();
-    pthread_t *tids = calloc((size_t)(n_codec + n_runners), sizeof *tids);
-    lane_arg *lanes = calloc(n_runners ? (size_t)n_runners : 1, sizeof *lanes);
-    db_context **ctxs = n_runners ? calloc((size_t)n_runners, sizeof *ctxs) : NULL;
-    int started = 0, err = 0;
-    if (!tids || !lanes || (n_runners && !ctxs))
+    pthread_t *tids = calloc((size_t)n_codec, sizeof *tids), *lane_tids = NULL;
+    lane_arg *lanes = NULL;
+    int started = 0, lanes_started = 0, err = 0;
+    if (!tids)
         st = db_fail(DB_ERR_NOMEM, "out of memory starting the batch threads");
     for (int t = 0; t < n_codec && st == DB_OK && !err; t++)
         if (!(err = pthread_create(&tids[started], NULL, codec_thread, &b)))
             started++;
     if (st == DB_OK && started == 0)
         st = db_fail(DB_ERR_NOMEM, "cannot start the batch's threads: %s; lower --threads", strerror(err));
+    /* The devices are listed and the lanes opened while the first pages decode. */
+    if (st == DB_OK && all && (st = plan_lanes(opt, list->n, specs, &n_lanes, &n_runners)) == DB_OK) {
+        pthread_mutex_lock(&b.lock);
+        b.limit = opt->serial ? 1 : n_runners + 2 * n_codec;
+        pthread_cond_broadcast(&b.codec_cv);
+        pthread_mutex_unlock(&b.lock);
+    }
     if (st == DB_OK && !opt->codec_only) {
-        st = open_lanes(opt, (const char (*)[16])specs, all, n_lanes, ctxs, n_runners);
+        sum->in_flight = n_runners;
+        lane_tids = calloc((size_t)n_runners, sizeof *lane_tids);
+        lanes = calloc((size_t)n_runners, sizeof *lanes);
+        if (!lane_tids || !lanes)
+            st = db_fail(DB_ERR_NOMEM, "out of memory starting the batch threads");
+        for (int r = 0; st == DB_OK && r < n_runners; r++)
+            lanes[r] = (lane_arg){.b = &b, .gpu_spec = all ? specs[r % n_lanes] : opt->gpu_spec, .lane = r % n_lanes};
+        /* One lane per device opens before the batch goes on; the others open on their own threads. */
+        if (st == DB_OK)
+            st = open_lanes(lanes, n_runners < n_lanes ? n_runners : n_lanes);
         if (st == DB_OK)
             st = open_outputs(&b);
     }
     if (st == DB_OK && !opt->codec_only) {
         sum->lanes = n_lanes;
         b.shared = n_runners > n_lanes;
-        int codecs = started;
         err = 0;
-        for (int r = 0; r < n_runners && !err; r++) {
-            lanes[r] = (lane_arg){.b = &b, .ctx = ctxs[r], .lane = r % n_lanes};
-            if (!(err = pthread_create(&tids[started], NULL, lane_thread, &lanes[r])))
-                started++;
-        }
-        if (started == codecs)
+        for (int r = 0; r < n_runners && !err; r++)
+            if (!(err = pthread_create(&lane_tids[lanes_started], NULL, lane_thread, &lanes[r])))
+                lanes_started++;
+        if (lanes_started == 0)
             st = db_fail(DB_ERR_NOMEM, "cannot start the batch's threads: %s; lower --in-flight", strerror(err));
     }
     if (st != DB_OK) {
@@ -702,6 +720,8 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     }
     for (int t = 0; t < started; t++)
         pthread_join(tids[t], NULL);
+    for (int t = 0; t < lanes_started; t++)
+        pthread_join(lane_tids[t], NULL);
     if (opt->progress && b.progress_shown) {
         show_progress(&b, true);
         fputc('\n', opt->progress);
@@ -709,9 +729,10 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     sum->wall_s = (double)(db_now_ns() - b.start_ns) / 1e9;
     if (b.log && b.log != stdout && fclose(b.log) != 0 && st == DB_OK)
         st = db_fail(DB_ERR_IO, "cannot write the log %s: %s", opt->log_json, strerror(errno));
+    close_lanes(lanes, n_runners);
     free(tids);
+    free(lane_tids);
     free(lanes);
-    close_lanes(ctxs, n_runners);
     pthread_cond_destroy(&b.lane_cv);
     pthread_cond_destroy(&b.codec_cv);
     pthread_mutex_destroy(&b.report_lock);
