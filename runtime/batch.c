@@ -30,6 +30,9 @@ typedef struct slot {
     db_batch_result r;
 } slot;
 
+/* Device lanes at most, with --gpu-device all. */
+#define MAX_LANES 64
+
 typedef struct batch {
     const db_batch_options *opt;
     const db_batch_list *list;
@@ -55,6 +58,7 @@ typedef struct batch {
     uint64_t start_ns, progress_ns;
     bool progress_shown;
     bool shared;                 /* more images than lanes in flight: images share devices */
+    bool warm[MAX_LANES];        /* per device (lane index): its first lane has run an image */
 } batch;
 
 typedef struct lane_arg {
@@ -435,8 +439,18 @@ static void *lane_thread(void *arg)
 {
     lane_arg *lane = arg;
     batch *b = lane->b;
-    /* A further lane on a device opens while the first runs: the batch starts
-    ** after one context per device, and the driver opens contexts one at a time. */
+    /* A further lane on a device opens once the first has run an image: the
+    ** batch starts after one context per device, and a driver opens contexts
+    ** and builds programs one at a time, so opening sooner delays the first. */
+    if (!lane->ctx) {
+        pthread_mutex_lock(&b->lock);
+        while (!b->warm[lane->lane] && !(b->next >= b->list->n && b->decoding == 0 && !b->ready))
+            pthread_cond_wait(&b->lane_cv, &b->lock);
+        bool more = b->ready || b->next < b->list->n || b->decoding > 0;
+        pthread_mutex_unlock(&b->lock);
+        if (!more)
+            return NULL;
+    }
     if (!lane->ctx && open_lane(b->opt, lane->gpu_spec, &lane->ctx) != DB_OK) {
         char text[1200];
         snprintf(text, sizeof text, "a further lane could not open, the batch goes on without it: %s",
@@ -460,6 +474,10 @@ static void *lane_thread(void *arg)
             else
                 push(&b->done, &b->done_tail, s);
             pthread_cond_broadcast(&b->codec_cv);
+            if (!b->warm[lane->lane]) {
+                b->warm[lane->lane] = true;
+                pthread_cond_broadcast(&b->lane_cv);
+            }
             continue;
         }
         if (b->next >= b->list->n && b->decoding == 0)
@@ -468,14 +486,15 @@ static void *lane_thread(void *arg)
     }
     pthread_mutex_unlock(&b->lock);
     /* Closing a GPU context takes about 0.1 s: done while the last images encode. */
-    db_context_close(lane->ctx);
-    lane->ctx = NULL;
+    if (!b->opt->leave_open) {
+        db_context_close(lane->ctx);
+        lane->ctx = NULL;
+    }
     return NULL;
 }
 
 /* ---- Setting up ------------------------------------------------------------------- */
 
-#define MAX_LANES 64
 
 db_status db_batch_lanes(const char *gpu_spec, char (*specs)[16], int max, int *n)
 {
@@ -558,10 +577,10 @@ static db_status open_lanes(lane_arg *lanes, int n)
     return st;
 }
 
-/* Closes the contexts that lanes left open (those that never ran). */
+/* Closes the contexts that lanes left open (those that never ran), unless the caller leaves them open. */
 static void close_lanes(lane_arg *lanes, int n)
 {
-    for (int r = 0; lanes && r < n; r++) {
+    for (int r = 0; lanes && r < n && !lanes[0].b->opt->leave_open; r++) {
         db_context_close(lanes[r].ctx);
         lanes[r].ctx = NULL;
     }
