@@ -486,10 +486,8 @@ static void *lane_thread(void *arg)
     }
     pthread_mutex_unlock(&b->lock);
     /* Closing a GPU context takes about 0.1 s: done while the last images encode. */
-    if (!b->opt->leave_open) {
-        db_context_close(lane->ctx);
-        lane->ctx = NULL;
-    }
+    db_context_close(lane->ctx);
+    lane->ctx = NULL;
     return NULL;
 }
 
@@ -577,10 +575,10 @@ static db_status open_lanes(lane_arg *lanes, int n)
     return st;
 }
 
-/* Closes the contexts that lanes left open (those that never ran), unless the caller leaves them open. */
+/* Closes the contexts that lanes left open (those that never ran). */
 static void close_lanes(lane_arg *lanes, int n)
 {
-    for (int r = 0; lanes && r < n && !lanes[0].b->opt->leave_open; r++) {
+    for (int r = 0; lanes && r < n; r++) {
         db_context_close(lanes[r].ctx);
         lanes[r].ctx = NULL;
     }

@@ -116,9 +116,6 @@ typedef struct db_batch_options {
     bool serial;            /* one image at a time: decode, run, encode, then the next; the
                             ** baseline a batch's overlap is measured against */
     bool stage_times;       /* profile every run for the result's rows (the JSON log needs them) */
-    bool leave_open;        /* the caller ends the process right after the batch (docbin-run): the
-                            ** lanes leave their OpenCL contexts for the process's end to release, as
-                            ** a driver closes contexts one at a time, about 0.1 s each */
     const char *prog;       /* prefix of error lines, e.g. "docbin-run" */
     FILE *errors;           /* one line per failed image (NULL: none) */
     const char *log_json;   /* file of one JSON object per image and line ("-": stdout; NULL: none),

@@ -280,19 +280,14 @@ static int run_batch(const batch_args *ba, char **args, int n_args, const db_alg
         .in_flight = ba->in_flight, .threads = ba->threads, .bits = bits,
         .skip_existing = ba->skip_existing, .codec_only = ba->codec_only, .serial = ba->serial,
         .stage_times = ba->log_json != NULL || history,
-        .prog = "docbin-run", .errors = stderr, .log_json = ba->log_json, .leave_open = true,
+        .prog = "docbin-run", .errors = stderr, .log_json = ba->log_json,
         .progress = isatty(STDERR_FILENO) ? stderr : NULL,
         .on_image = history ? history_callback : NULL, .user = &hist,
     };
     db_batch_summary sum;
     st = db_batch_run(&opt, &list, &sum);
     db_batch_list_free(&list);
-    int code = st != DB_OK ? fail(st) : db_exit_status(sum.worst);
-    /* The lanes left their contexts open (leave_open): the process ends here,
-    ** without the OpenCL drivers' exit handlers, which would close them one at
-    ** a time. Every output, the log and the history are written and closed. */
-    fflush(NULL);
-    _exit(code);
+    return st != DB_OK ? fail(st) : db_exit_status(sum.worst);
 }
 
 #define MAX_SETTINGS 32
