@@ -61,7 +61,7 @@ static db_status launch_2d(db_stage_run *run, cl_kernel k, int gpu)
 {
     const size_t global[2] = {(size_t)db_stage_width(run), (size_t)db_stage_height(run)};
     const size_t local[2] = {64, 4};
-    return db_stage_launch(run, k, 2, global, gpu ? local : NULL);
+    return db_stage_launch(run, k, 2, global, gpu ? local : db_any_group);
 }
 
 /* Buffers of one run. Hysteresis passes alternate between `state` and the
@@ -118,7 +118,7 @@ static db_status edges_weak(db_stage_run *run, const canny_bufs *b, int w, int g
     const size_t one = 1, px = (size_t)n, group = gpu ? REDUCE : 64, reduce = (size_t)parts * group;
     const size_t local_1d = 256;
     if ((st = db_stage_launch(run, init, 1, &one, NULL)) != DB_OK ||
-        (st = db_stage_launch(run, gray, 1, &px, gpu ? &local_1d : NULL)) != DB_OK ||
+        (st = db_stage_launch(run, gray, 1, &px, gpu ? &local_1d : db_any_group)) != DB_OK ||
         (st = launch_2d(run, rows, gpu)) != DB_OK || (st = launch_2d(run, cols, gpu)) != DB_OK ||
         (st = launch_2d(run, gradient, gpu)) != DB_OK ||
         (st = db_stage_launch(run, partial, 1, &reduce, &group)) != DB_OK ||
@@ -156,7 +156,7 @@ static db_status hysteresis(db_stage_run *run, const canny_bufs *b, int gpu, cl_
                      : db_stage_args(run, pass, 6, sizeof in, &in, sizeof out, &out, sizeof width, &width,
                                      sizeof height, &height, sizeof band, &band, sizeof b->flags, &b->flags);
             if (st == DB_OK)
-                st = gpu ? db_stage_launch(run, pass, 2, tiles, tile_local) : db_stage_launch(run, pass, 1, &bands, NULL);
+                st = gpu ? db_stage_launch(run, pass, 2, tiles, tile_local) : db_stage_launch(run, pass, 1, &bands, db_any_group);
             if (st == DB_OK)
                 st = db_stage_args(run, check, 2, sizeof b->flags, &b->flags, sizeof passes, &passes);
             if (st == DB_OK) {

@@ -91,7 +91,7 @@ static db_status init_impl(db_stage_run *run, const size_t *local1, const size_t
 
 static db_status init_cpu(db_stage_run *run)
 {
-    return init_impl(run, NULL, NULL);
+    return init_impl(run, db_any_group, db_any_group);
 }
 
 static db_status init_gpu(db_stage_run *run)
@@ -199,7 +199,7 @@ static db_status search_blocks(db_stage_run *run, size_t group)
     const size_t n1 = (size_t)n, local1 = 256;
     if ((st = db_stage_args(run, kout, 3, sizeof state, &state, sizeof n, &n, sizeof out, &out)) != DB_OK)
         return st;
-    return db_stage_launch(run, kout, 1, &n1, group > 1 ? &local1 : NULL);
+    return db_stage_launch(run, kout, 1, &n1, group > 1 ? &local1 : db_any_group);
 }
 
 static db_status search_cpu(db_stage_run *run)

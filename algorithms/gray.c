@@ -21,8 +21,7 @@ static db_status gray_launch(db_stage_run *run, const size_t *local)
 
 db_status db_gray_cpu(db_stage_run *run)
 {
-    /* PoCL vectorises across work-items; let it choose the group size. */
-    return gray_launch(run, NULL);
+    return gray_launch(run, db_any_group);
 }
 
 db_status db_gray_gpu(db_stage_run *run)

@@ -85,7 +85,7 @@ static db_status kmeans_impl(db_stage_run *run, int gpu)
     while (enqueued < global_max) {
         for (int i = 0; i < round && enqueued < global_max; i++, enqueued++) {
             st = gpu ? db_stage_launch(run, local, 2, group_global, group_local)
-                     : db_stage_launch(run, local, 1, &serial_global, NULL);
+                     : db_stage_launch(run, local, 1, &serial_global, db_any_group);
             if (st == DB_OK)
                 st = db_stage_launch(run, global, 1, &reduce, &reduce);
             if (st != DB_OK)
@@ -129,7 +129,7 @@ static db_status label_impl(db_stage_run *run, const size_t *local)
 
 static db_status label_cpu(db_stage_run *run)
 {
-    return label_impl(run, NULL);
+    return label_impl(run, db_any_group);
 }
 
 static db_status label_gpu(db_stage_run *run)

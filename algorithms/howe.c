@@ -117,7 +117,7 @@ static db_status laplacian_impl(db_stage_run *run, const size_t *local1, const s
 
 static db_status laplacian_cpu(db_stage_run *run)
 {
-    return laplacian_impl(run, NULL, NULL);
+    return laplacian_impl(run, db_any_group, db_any_group);
 }
 
 static db_status laplacian_gpu(db_stage_run *run)
@@ -193,13 +193,13 @@ static db_status graphcut_cpu(db_stage_run *run)
 {
     db_status st = check_size(run);
     struct graph g;
-    if (st != DB_OK || (st = build_graph(run, &g, NULL)) != DB_OK)
+    if (st != DB_OK || (st = build_graph(run, &g, db_any_group)) != DB_OK)
         return st;
     struct cut_arg a = {db_stage_height(run) - 1, db_stage_width(run) - 1};
     cl_mem mems[6] = {g.source, g.sink, g.right, g.down, g.ink, db_stage_out(run, 1)};
     if ((st = db_stage_host(run, "boykov_kolmogorov", cut_host, &a, sizeof a, mems, 6)) != DB_OK)
         return st;
-    return finish(run, g.ink, NULL);
+    return finish(run, g.ink, db_any_group);
 }
 
 static db_status graphcut_gpu(db_stage_run *run)

@@ -51,7 +51,7 @@ static db_status stats_direct(db_stage_run *run, const char *kernel, int tiled)
         return st;
     const size_t global[2] = {(size_t)db_stage_width(run), (size_t)db_stage_height(run)};
     const size_t local[2] = {TILE, TILE};
-    return db_stage_launch(run, k, 2, global, tiled || db_stage_device(run)->role == DB_ROLE_GPU ? local : NULL);
+    return db_stage_launch(run, k, 2, global, tiled || db_stage_device(run)->role == DB_ROLE_GPU ? local : db_any_group);
 }
 
 static db_status stats_sliding(db_stage_run *run, int gpu)
@@ -66,7 +66,7 @@ static db_status stats_sliding(db_stage_run *run, int gpu)
     if (st != DB_OK)
         return st;
     const size_t col_local = 64, strips = (w + STRIP - 1) / STRIP;
-    if ((st = db_stage_launch(run, columns, 1, gpu ? &w : &strips, gpu ? &col_local : NULL)) != DB_OK)
+    if ((st = db_stage_launch(run, columns, 1, gpu ? &w : &strips, gpu ? &col_local : db_any_group)) != DB_OK)
         return st;
     if ((st = stats_args(run, rows, col, db_stage_out(run, 0))) != DB_OK)
         return st;
@@ -74,7 +74,7 @@ static db_status stats_sliding(db_stage_run *run, int gpu)
         const size_t global = h * SCAN, local = SCAN;
         return db_stage_launch(run, rows, 1, &global, &local);
     }
-    return db_stage_launch(run, rows, 1, &h, NULL);
+    return db_stage_launch(run, rows, 1, &h, db_any_group);
 }
 
 static db_status stats_impl(db_stage_run *run, int gpu)
@@ -152,7 +152,7 @@ static db_status threshold_impl(db_stage_run *run, method m, int gpu)
         return st;
     const size_t global[2] = {(size_t)w, (size_t)h};
     const size_t local[2] = {64, 4};
-    return db_stage_launch(run, k, 2, global, gpu ? local : NULL);
+    return db_stage_launch(run, k, 2, global, gpu ? local : db_any_group);
 }
 
 #define THRESHOLD_IMPLS(name, m)                                                                                 \

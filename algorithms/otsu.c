@@ -95,7 +95,7 @@ static db_status binarize_any(db_stage_run *run, const size_t *local)
 
 static db_status binarize_cpu(db_stage_run *run)
 {
-    return binarize_any(run, NULL);
+    return binarize_any(run, db_any_group);
 }
 
 static db_status binarize_gpu(db_stage_run *run)

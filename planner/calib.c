@@ -551,6 +551,7 @@ db_status db_stage_kernel_hash(const db_stage *stage, char hex[65])
         db_sha256_update(&s, text, strlen(text) + 1);
         free(text);
     }
+    db_sha256_update(&s, DB_LAUNCH_REVISION, sizeof DB_LAUNCH_REVISION);
     uint8_t digest[32];
     db_sha256_final(&s, digest);
     db_sha256_hex(digest, hex);

@@ -12,8 +12,9 @@
 **   algo, stage  names as --list-algos prints them
 **   role         cpu or gpu: the role the stage ran under (its implementation)
 **   variant      the --variant word, or - when the algorithm has none
-**   kernel-hash  64 hex digits: SHA-256 of the OpenCL sources the stage uses
-**                (db_stage_kernel_hash); a row with another hash is stale
+**   kernel-hash  64 hex digits: SHA-256 of the OpenCL sources the stage uses and
+**                of how they are launched (db_stage_kernel_hash); a row with
+**                another hash is stale
 **   a, b         t(ms) = a + b * pixels (planner/cost.h)
 **   sizes        the distinct image sizes fitted, >= 3
 **   spread       the largest |residual| / measured time of the fit, >= 0
@@ -159,9 +160,10 @@ const char *db_calib_key_problem(const db_calib_stage *e);
 db_status db_calib_make_parents(const char *path);
 
 /* The SHA-256 (64 hex digits) of the text of the OpenCL sources `stage` lists
-** (db_stage.sources), in order, as programs are built from them: the kernel
-** hash of its calibration rows. DB_ERR_USAGE when sources is NULL or names a
-** file that does not exist. */
+** (db_stage.sources), in order, as programs are built from them, and of the
+** runtime's launch revision (DB_LAUNCH_REVISION): the kernel hash of its
+** calibration rows. DB_ERR_USAGE when sources is NULL or names a file that
+** does not exist. */
 db_status db_stage_kernel_hash(const db_stage *stage, char hex[65]);
 
 /* The SHA-256 of the kernel hashes of all of `algo`'s stages, in order: the

@@ -242,9 +242,31 @@ db_status db_stage_write(db_stage_run *run, cl_mem mem, size_t offset, size_t by
     return DB_OK;
 }
 
+const size_t db_any_group[3];
+
+/* The work-group size db_any_group stands for on `dev`: on a CPU device, 256
+** items along a row in 2-D, and in 1-D the largest power of two up to 1024
+** that still leaves 4 groups per compute unit (a kernel over rows or bands
+** has few items, each of them long); elsewhere the driver's choice. */
+static const size_t *any_group(const db_device *dev, int dims, const size_t *global, size_t *out)
+{
+    if (!(dev->info.type & CL_DEVICE_TYPE_CPU))
+        return NULL;
+    size_t units = dev->info.compute_units > 0 ? dev->info.compute_units : 1, l = 1024;
+    if (dims == 1)
+        while (l > 1 && (global[0] + l - 1) / l < 4 * units)
+            l /= 2;
+    out[0] = dims == 1 ? l : 256;
+    out[1] = out[2] = 1;
+    return out;
+}
+
 db_status db_stage_launch(db_stage_run *run, cl_kernel k, int dims, const size_t *global,
                           const size_t *local)
 {
+    size_t any[3];
+    if (local == db_any_group)
+        local = any_group(run->dev, dims, global, any);
     size_t g[3];
     for (int i = 0; i < dims; i++) {
         g[i] = global[i] ? global[i] : 1;

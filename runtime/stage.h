@@ -195,4 +195,18 @@ db_status db_stage_host(db_stage_run *run, const char *name, db_host_fn fn, cons
 db_status db_stage_launch(db_stage_run *run, cl_kernel k, int dims, const size_t *global,
                           const size_t *local);
 
+/* `local` for db_stage_launch when the kernel checks its own bounds and any
+** work-group size will do: the runtime then launches fixed-size groups
+** (DB_ANY_GROUP_1D items, or DB_ANY_GROUP_2D rows of them in 2-D). PoCL
+** compiles a kernel once per work-group size, and a size left to the driver
+** follows the image's: every new page size would cost a compile, tens to
+** hundreds of milliseconds a stage. */
+extern const size_t db_any_group[3];
+
+/* Names how the runtime launches kernels (work-group sizes): part of every
+** calibration row's kernel hash, because a launch change moves a stage's cost
+** as much as a source change (fixed CPU work-groups made Sauvola's statistics
+** several times faster on PoCL). Change it with any such change. */
+#define DB_LAUNCH_REVISION "launch 2: fixed work-groups on CPU devices"
+
 #endif

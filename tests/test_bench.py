@@ -46,12 +46,19 @@ def run(args, env_extra=None, stderr=subprocess.PIPE):
     return p.returncode, p.stdout, p.stderr or ''
 
 
+def launch_revision():
+    """DB_LAUNCH_REVISION of runtime/stage.h, NUL-terminated, as the kernel hash takes it."""
+    with open(os.path.join(CL_DIR, '..', 'runtime', 'stage.h'), encoding='utf-8') as f:
+        return re.search(r'#define DB_LAUNCH_REVISION "([^"]*)"', f.read()).group(1).encode() + b'\0'
+
+
 def kernel_hash(names):
     h = hashlib.sha256()
     for name in names:
         with open(os.path.join(CL_DIR, name), 'rb') as f:
             text = f.read()
         h.update(name.encode() + b'\0' + PRELUDE + text + b'\0')
+    h.update(launch_revision())
     return h.hexdigest()
 
 

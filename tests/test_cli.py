@@ -66,12 +66,14 @@ def kernel_prelude():
 
 def kernel_hash(sources):
     """The kernel hash of a stage (db_stage_kernel_hash): SHA-256 over each source's name, NUL,
-    its text as built (prelude + cl/ file), NUL."""
+    its text as built (prelude + cl/ file), NUL; then the launch revision of runtime/stage.h, NUL."""
     h = hashlib.sha256()
     for name in sources.split():
         with open(os.path.join(SRC_DIR, 'cl', name), encoding='utf-8') as f:
             text = kernel_prelude() + f.read()
         h.update(name.encode() + b'\0' + text.encode() + b'\0')
+    with open(os.path.join(SRC_DIR, 'runtime', 'stage.h'), encoding='utf-8') as f:
+        h.update(re.search(r'#define DB_LAUNCH_REVISION "([^"]*)"', f.read()).group(1).encode() + b'\0')
     return h.hexdigest()
 
 
