@@ -493,7 +493,6 @@ static void *lane_thread(void *arg)
 
 /* ---- Setting up ------------------------------------------------------------------- */
 
-
 db_status db_batch_lanes(const char *gpu_spec, char (*specs)[16], int max, int *n)
 {
     *n = 0;
@@ -692,6 +691,9 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
         pthread_cond_broadcast(&b.codec_cv);
         pthread_mutex_unlock(&b.lock);
     }
+    /* Until the first lane of every device is open nothing is written or
+    ** reported, so a device or map problem stops the batch with no output, no
+    ** log and no directory. */
     if (st == DB_OK && !opt->codec_only) {
         sum->in_flight = n_runners;
         lane_tids = calloc((size_t)n_runners, sizeof *lane_tids);
