@@ -156,7 +156,8 @@ static db_status hysteresis(db_stage_run *run, const canny_bufs *b, int gpu, cl_
                      : db_stage_args(run, pass, 6, sizeof in, &in, sizeof out, &out, sizeof width, &width,
                                      sizeof height, &height, sizeof band, &band, sizeof b->flags, &b->flags);
             if (st == DB_OK)
-                st = gpu ? db_stage_launch(run, pass, 2, tiles, tile_local) : db_stage_launch(run, pass, 1, &bands, db_any_group);
+                st = gpu ? db_stage_launch(run, pass, 2, tiles, tile_local)
+                         : db_stage_launch(run, pass, 1, &bands, db_any_group);
             if (st == DB_OK)
                 st = db_stage_args(run, check, 2, sizeof b->flags, &b->flags, sizeof passes, &passes);
             if (st == DB_OK) {

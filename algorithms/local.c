@@ -51,7 +51,8 @@ static db_status stats_direct(db_stage_run *run, const char *kernel, int tiled)
         return st;
     const size_t global[2] = {(size_t)db_stage_width(run), (size_t)db_stage_height(run)};
     const size_t local[2] = {TILE, TILE};
-    return db_stage_launch(run, k, 2, global, tiled || db_stage_device(run)->role == DB_ROLE_GPU ? local : db_any_group);
+    bool fixed = tiled || db_stage_device(run)->role == DB_ROLE_GPU;
+    return db_stage_launch(run, k, 2, global, fixed ? local : db_any_group);
 }
 
 static db_status stats_sliding(db_stage_run *run, int gpu)
