@@ -372,6 +372,12 @@ static void *codec_thread(void *arg)
 
 /* ---- Device lanes ------------------------------------------------------------- */
 
+/* Whether no image is left for a lane: none waiting, none to decode, none decoding (b->lock held). */
+static bool drained(const batch *b)
+{
+    return !b->ready && b->next >= b->list->n && b->decoding == 0;
+}
+
 /* One "prog: warning: what: text" line on the error stream, clear of the progress line. */
 static void warn(batch *b, const char *what, const char *text)
 {
@@ -444,11 +450,11 @@ static void *lane_thread(void *arg)
     ** and builds programs one at a time, so opening sooner delays the first. */
     if (!lane->ctx) {
         pthread_mutex_lock(&b->lock);
-        while (!b->warm[lane->lane] && !(b->next >= b->list->n && b->decoding == 0 && !b->ready))
+        while (!b->warm[lane->lane] && !drained(b))
             pthread_cond_wait(&b->lane_cv, &b->lock);
-        bool more = b->ready || b->next < b->list->n || b->decoding > 0;
+        bool done = drained(b);
         pthread_mutex_unlock(&b->lock);
-        if (!more)
+        if (done)
             return NULL;
     }
     if (!lane->ctx && open_lane(b->opt, lane->gpu_spec, &lane->ctx) != DB_OK) {
@@ -480,7 +486,7 @@ static void *lane_thread(void *arg)
             }
             continue;
         }
-        if (b->next >= b->list->n && b->decoding == 0)
+        if (drained(b))
             break;
         pthread_cond_wait(&b->lane_cv, &b->lock);
     }

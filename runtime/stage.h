@@ -196,8 +196,8 @@ db_status db_stage_launch(db_stage_run *run, cl_kernel k, int dims, const size_t
                           const size_t *local);
 
 /* `local` for db_stage_launch when the kernel checks its own bounds and any
-** work-group size will do: the runtime then launches fixed-size groups
-** (DB_ANY_GROUP_1D items, or DB_ANY_GROUP_2D rows of them in 2-D). PoCL
+** work-group size will do: on CPU devices the runtime then launches groups of
+** a fixed size (runtime/sched.c), elsewhere the driver chooses. PoCL
 ** compiles a kernel once per work-group size, and a size left to the driver
 ** follows the image's: every new page size would cost a compile, tens to
 ** hundreds of milliseconds a stage. */
