@@ -4,10 +4,12 @@
 **
 ** An image moves decode -> ready queue -> a lane's db_run -> done queue ->
 ** encode. At most `limit` images are held in memory at once (decoded and not
-** yet written): in_flight on the devices plus two per codec thread waiting on
-** either side, so memory stays bounded however fast one side is. While the
-** lanes open, nothing can be encoded and decoding is all the codec threads can
-** do: they may then hold `setup_extra` more (two more per thread). Codec threads
+** yet written): in_flight on the devices plus four per codec thread waiting on
+** either side, so memory stays bounded however fast one side is. Four, not
+** two: while the lanes open (a good part of a second) decoding is all the
+** codec threads can do, and the GPU then runs through that backlog faster
+** than they decode; with a bound near the backlog they would wait, idle, for
+** the lanes to drain it (bench/results/batch-h200.md, round 13). Codec threads
 ** prefer encoding to decoding, which frees memory and finishes outputs first.
 */
 #define _GNU_SOURCE
@@ -44,7 +46,6 @@ typedef struct batch {
     pthread_cond_t lane_cv;   /* lanes: something to run, or no more to come */
     int next;                 /* the next input to claim */
     int live, limit;          /* images in memory, and the bound */
-    int setup_extra;          /* more images allowed while setting_up */
     int decoding;             /* decodes under way (their images may still join the ready queue) */
     slot *ready, *ready_tail; /* decoded, waiting for a lane */
     slot *done, *done_tail;   /* run, waiting to be encoded */
@@ -315,7 +316,7 @@ static void *codec_thread(void *arg)
             pthread_cond_broadcast(&b->codec_cv);
             continue;
         }
-        if (b->next < list->n && b->live < b->limit + (b->setting_up ? b->setup_extra : 0)) {
+        if (b->next < list->n && b->live < b->limit) {
             int i = b->next++;
             b->live++;
             b->decoding++;
@@ -671,8 +672,7 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     /* Serial: the next image is decoded only once the last one is written.
     ** With "all", the lanes are counted once the GPUs are listed; meanwhile
     ** the codec threads decode as far as for 2 images in flight. */
-    b.limit = opt->serial ? 1 : (n_runners ? n_runners : opt->in_flight ? opt->in_flight : 2) + 2 * n_codec;
-    b.setup_extra = opt->serial ? 0 : 2 * n_codec;
+    b.limit = opt->serial ? 1 : (n_runners ? n_runners : opt->in_flight ? opt->in_flight : 2) + 4 * n_codec;
 
     pthread_mutex_init(&b.lock, NULL);
     pthread_mutex_init(&b.report_lock, NULL);
@@ -693,7 +693,7 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     /* The devices are listed and the lanes opened while the first pages decode. */
     if (st == DB_OK && all && (st = plan_lanes(opt, list->n, specs, &n_lanes, &n_runners)) == DB_OK) {
         pthread_mutex_lock(&b.lock);
-        b.limit = opt->serial ? 1 : n_runners + 2 * n_codec;
+        b.limit = opt->serial ? 1 : n_runners + 4 * n_codec;
         pthread_cond_broadcast(&b.codec_cv);
         pthread_mutex_unlock(&b.lock);
     }
