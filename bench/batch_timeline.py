@@ -6,7 +6,9 @@ usage: bench/batch_timeline.py LOG.jsonl [LOG.jsonl ...]
 Per log: when the first decode ended, when each lane (device) began its first run, how long its first
 run took against its median later run, how busy each lane was from its first run to its last (runs of
 the images sharing it merged), the gaps where it had nothing to run, and the tail after the last run
-(encoding the last images). Times are ms from the batch's start (start_ms, run_start_ms)."""
+(encoding the last images). A profile of the codec threads: how many decodes and encodes were under way,
+on average, in each twentieth of the batch (a dip where the lanes have work shows codec threads waiting
+for room). Times are ms from the batch's start (start_ms, run_start_ms)."""
 import json
 import statistics
 import sys
@@ -37,6 +39,18 @@ def gaps(intervals, lo, hi):
     return out
 
 
+def profile(intervals, end, bins=20):
+    """Mean number of intervals under way in each of `bins` equal stretches of [0, end]."""
+    width = end / bins
+    load = [0.0] * bins
+    for s, e in intervals:
+        for i in range(max(0, int(s // width)), min(bins, int(e // width) + 1)):
+            lo, hi = max(s, i * width), min(e, (i + 1) * width)
+            if hi > lo:
+                load[i] += (hi - lo) / width
+    return load
+
+
 def summarize(path):
     rows = [json.loads(line) for line in open(path) if line.strip()]
     ok = [r for r in rows if r.get('status') == 'ok']
@@ -50,6 +64,10 @@ def summarize(path):
     decode = statistics.median(r['decode_ms'] for r in ok)
     encode = statistics.median(r['encode_ms'] for r in ok)
     print(f'  decode: first done at {min(decoded):.0f} ms; median decode {decode:.0f} ms, encode {encode:.0f} ms')
+    codec = [(r['start_ms'], r['start_ms'] + r['decode_ms']) for r in ok]
+    codec += [(r['start_ms'] + r['wall_ms'] - r['encode_ms'], r['start_ms'] + r['wall_ms']) for r in ok]
+    print(f'  decodes and encodes at once, per {end / 20:.0f} ms: '
+          f'{" ".join(f"{x:.0f}" for x in profile(codec, end))}')
     ran = [r for r in ok if 'run_start_ms' in r]
     if not ran:
         return
