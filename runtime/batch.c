@@ -9,8 +9,13 @@
 ** two: while the lanes open (a good part of a second) decoding is all the
 ** codec threads can do, and the GPU then runs through that backlog faster
 ** than they decode; with a bound near the backlog they would wait, idle, for
-** the lanes to drain it (bench/results/batch-h200.md, round 13). Codec threads
-** prefer encoding to decoding, which frees memory and finishes outputs first.
+** the lanes to drain it (bench/results/batch-h200.md, round 13). The images
+** held also stay within `max_bytes` (default: a quarter of the memory the
+** process may use), counted from the largest page decoded so far (until the
+** first is decoded each codec thread may take one), so that
+** large scans on a small machine or in a Slurm job wait instead of swapping
+** or being killed. Codec threads prefer encoding to decoding, which frees
+** memory and finishes outputs first.
 */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,6 +33,7 @@
 typedef struct slot {
     struct slot *next;
     db_image *in, *out;
+    size_t bytes;             /* what it holds while in the batch: its pixels and its result's */
     uint64_t t0;
     db_batch_result r;
 } slot;
@@ -46,6 +52,8 @@ typedef struct batch {
     pthread_cond_t lane_cv;   /* lanes: something to run, or no more to come */
     int next;                 /* the next input to claim */
     int live, limit;          /* images in memory, and the bound */
+    size_t held_bytes, budget; /* their bytes (those still decoding counted as page_bytes), and the bound */
+    size_t page_bytes;        /* the most bytes one image has held so far */
     int decoding;             /* decodes under way (their images may still join the ready queue) */
     slot *ready, *ready_tail; /* decoded, waiting for a lane */
     slot *done, *done_tail;   /* run, waiting to be encoded */
@@ -94,6 +102,20 @@ static slot *pop(slot **head, slot **tail)
             *tail = NULL;
     }
     return s;
+}
+
+/* An image of `bytes` bytes leaves the batch's memory (b->lock held). */
+static void leave(batch *b, size_t bytes)
+{
+    b->live--;
+    b->held_bytes -= bytes;
+    pthread_cond_broadcast(&b->codec_cv);
+}
+
+/* Whether a codec thread may take another input (b->lock held): one image is always allowed. */
+static bool room(const batch *b)
+{
+    return b->live < b->limit && (b->live == 0 || b->held_bytes + b->page_bytes <= b->budget);
 }
 
 /* ---- Reporting ------------------------------------------------------------- */
@@ -309,16 +331,18 @@ static void *codec_thread(void *arg)
         slot *s = pop(&b->done, &b->done_tail);
         if (s) {
             pthread_mutex_unlock(&b->lock);
+            size_t bytes = s->bytes;
             encode(b, s);
             finish(b, s);
             pthread_mutex_lock(&b->lock);
-            b->live--;
-            pthread_cond_broadcast(&b->codec_cv);
+            leave(b, bytes);
             continue;
         }
-        if (b->next < list->n && b->live < b->limit) {
+        if (b->next < list->n && room(b)) {
             int i = b->next++;
+            size_t reserved = b->page_bytes;
             b->live++;
+            b->held_bytes += reserved;
             b->decoding++;
             pthread_mutex_unlock(&b->lock);
             s = calloc(1, sizeof *s);
@@ -342,10 +366,16 @@ static void *codec_thread(void *arg)
             }
             pthread_mutex_lock(&b->lock);
             b->decoding--;
+            size_t bytes = s && s->in ? s->in->stride * (size_t)s->in->height +
+                                        (size_t)s->in->width * (size_t)s->in->height : 0;
+            b->held_bytes = b->held_bytes - reserved + bytes;
+            if (bytes > b->page_bytes)
+                b->page_bytes = bytes;
+            if (s)
+                s->bytes = bytes;
             if (s && b->aborted) {
                 drop(s);
-                b->live--;
-                pthread_cond_broadcast(&b->codec_cv);
+                leave(b, bytes);
             } else if (to_lane) {
                 push(&b->ready, &b->ready_tail, s);
             } else if (s && b->setting_up) {
@@ -356,8 +386,7 @@ static void *codec_thread(void *arg)
                     finish(b, s);
                     pthread_mutex_lock(&b->lock);
                 }
-                b->live--;
-                pthread_cond_broadcast(&b->codec_cv);
+                leave(b, bytes);
             }
             pthread_cond_broadcast(&b->lane_cv);
             continue;
@@ -473,11 +502,12 @@ static void *lane_thread(void *arg)
             run_slot(b, lane, s);
             /* A failed image is reported and freed here: s is gone after finish(). */
             bool failed = s->r.state == DB_BATCH_FAILED;
+            size_t bytes = s->bytes;
             if (failed)
                 finish(b, s);
             pthread_mutex_lock(&b->lock);
             if (failed)
-                b->live--;
+                leave(b, bytes);
             else
                 push(&b->done, &b->done_tail, s);
             pthread_cond_broadcast(&b->codec_cv);
@@ -630,8 +660,9 @@ static void abort_batch(batch *b)
     b->aborted = true;
     b->next = b->list->n;
     for (slot *s; (s = pop(&b->ready, &b->ready_tail)) || (s = pop(&b->held, &b->held_tail));) {
+        size_t bytes = s->bytes;
         drop(s);
-        b->live--;
+        leave(b, bytes);
     }
     pthread_cond_broadcast(&b->codec_cv);
     pthread_cond_broadcast(&b->lane_cv);
@@ -673,6 +704,7 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     ** With "all", the lanes are counted once the GPUs are listed; meanwhile
     ** the codec threads decode as far as for 2 images in flight. */
     b.limit = opt->serial ? 1 : (n_runners ? n_runners : opt->in_flight ? opt->in_flight : 2) + 4 * n_codec;
+    b.budget = opt->max_bytes ? opt->max_bytes : db_memory_size() / 4;
 
     pthread_mutex_init(&b.lock, NULL);
     pthread_mutex_init(&b.report_lock, NULL);
@@ -736,10 +768,10 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
         while (held) {
             slot *s = held;
             held = held->next;
+            size_t bytes = s->bytes;
             finish(&b, s);
             pthread_mutex_lock(&b.lock);
-            b.live--;
-            pthread_cond_broadcast(&b.codec_cv);
+            leave(&b, bytes);
             pthread_mutex_unlock(&b.lock);
         }
     }

@@ -19,19 +19,12 @@
 
 static const uint8_t png_signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
 
-/* The byte limit: half the physical memory leaves room for the copies that
+/* The byte limit: half the memory the process may use leaves room for the copies that
 ** the scheduler makes (device buffers, staging memory, the output). */
 static size_t memory_limit(void)
 {
-    size_t limit = DB_IMAGE_MAX_BYTES;
-    long pages = sysconf(_SC_PHYS_PAGES);
-    long page_size = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page_size > 0) {
-        unsigned long long half = (unsigned long long)pages * (unsigned long long)page_size / 2;
-        if (half < limit)
-            limit = (size_t)half;
-    }
-    return limit;
+    size_t half = db_memory_size() / 2;
+    return half < DB_IMAGE_MAX_BYTES ? half : DB_IMAGE_MAX_BYTES;
 }
 
 /* Dimension errors are DB_ERR_FORMAT (a header asked for something no image
@@ -62,7 +55,7 @@ db_status db_image_check_size(long long width, long long height, int channels,
     if (bytes > limit)
         return db_fail(DB_ERR_NOMEM,
                        "%s: %lldx%lld image with %d channel%s needs %llu bytes, more than the "
-                       "limit of %zu (the smaller of 16 GiB and half the physical memory); "
+                       "limit of %zu (the smaller of 16 GiB and half the memory this process may use); "
                        "split or downscale the image",
                        what, width, height, channels, channels == 1 ? "" : "s", bytes, limit);
     return DB_OK;

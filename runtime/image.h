@@ -39,7 +39,8 @@ typedef enum db_file_format {
 
 /* Largest image accepted: both dimensions and the total byte count are
 ** checked before anything is allocated, so a hostile header cannot exhaust
-** memory. The byte limit is the smaller of this and half the physical memory. */
+** memory. The byte limit is the smaller of this and half the memory the process
+** may use (db_memory_size: physical memory or its cgroup's limit). */
 #define DB_IMAGE_MAX_SIDE 1000000
 #define DB_IMAGE_MAX_BYTES ((size_t)1 << 34)
 

@@ -241,6 +241,52 @@ void db_json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* The smallest limit in `file` under `root` + `group` and every group above it. */
+static unsigned long long cgroup_limit(const char *root, char *group, const char *file, unsigned long long limit)
+{
+    for (;;) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s%s/%s", root, group, file);
+        FILE *f = fopen(path, "r");
+        unsigned long long v;
+        /* "max" (v2) reads as no number; v1 writes a huge number for no limit. */
+        if (f && fscanf(f, "%llu", &v) == 1 && v > 0 && v < limit)
+            limit = v;
+        if (f)
+            fclose(f);
+        char *slash = strrchr(group, '/');
+        if (!slash)
+            return limit;
+        *slash = '\0';
+    }
+}
+
+size_t db_memory_size(void)
+{
+    unsigned long long bytes = (unsigned long long)-1;
+    long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page_size > 0)
+        bytes = (unsigned long long)pages * (unsigned long long)page_size;
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    char line[4096];
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        /* "0::/path" (v2) or "N:...memory...:/path" (v1) */
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2)
+            continue;
+        *c1 = *c2 = '\0';
+        const char *controllers = c1 + 1;
+        if (!strcmp(line, "0") && !controllers[0])
+            bytes = cgroup_limit("/sys/fs/cgroup", c2 + 1, "memory.max", bytes);
+        else if (strstr(controllers, "memory"))
+            bytes = cgroup_limit("/sys/fs/cgroup/memory", c2 + 1, "memory.limit_in_bytes", bytes);
+    }
+    if (f)
+        fclose(f);
+    return bytes > SIZE_MAX ? SIZE_MAX : (size_t)bytes;
+}
+
 uint64_t db_now_ns(void)
 {
     struct timespec ts;

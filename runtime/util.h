@@ -44,6 +44,11 @@ int db_mkdir_p(const char *path);
 ** replaced by U+FFFD, so that every line stays parseable JSON. */
 void db_json_string(FILE *f, const char *s);
 
+/* The memory this process may use, in bytes: the physical memory, or less
+** where a cgroup (v2 memory.max or v1 memory.limit_in_bytes, on the process's
+** group or any group above it) limits it, as a Slurm job or a container does. */
+size_t db_memory_size(void);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t db_now_ns(void);
 

@@ -283,6 +283,34 @@ def test_failed_runs(tmp):
     print('ok   --explain in a batch prints the table with the given map marked')
 
 
+def test_memory_bound(tmp):
+    """--max-memory: with room for less than one page and one codec thread (more threads may each
+    take a page before the first page's size is known) the batch holds one image at a time (the log's
+    [start_ms, start_ms + wall_ms] intervals are disjoint) and writes the same outputs; without it,
+    images overlap."""
+    inputs = make_inputs(os.path.join(tmp, 'in'), [f'p{i}.png' for i in range(6)])
+    spans = {}
+    for label, extra in (('default', []), ('1 byte', ['--max-memory', '1']), ('1K', ['--max-memory', '1K'])):
+        out = os.path.join(tmp, 'out-' + label.replace(' ', '-'))
+        rc, so, err = run(['--algo', 'sauvola', '--map', 'gpu,cpu,gpu', '--in-flight', '3', '--threads', '1',
+                           '--out-dir', out, '--log-json', '-'] + extra + inputs)
+        check(rc == 0, f'--max-memory {label}: exit {rc}: {err}')
+        entries = log_lines(so, f'--max-memory {label}')
+        check(len(entries) == 6 and all(e.get('status') == 'ok' for e in entries),
+              f'--max-memory {label}: log {entries}')
+        spans[label] = sorted((e['start_ms'], e['start_ms'] + e['wall_ms']) for e in entries)
+        if label != 'default':
+            for i in range(6):
+                a, b = os.path.join(tmp, 'out-default', f'p{i}.png'), os.path.join(out, f'p{i}.png')
+                check(os.path.exists(b) and read(a) == read(b), f'--max-memory {label}: {b} differs')
+    overlaps = {k: sum(1 for (_, e0), (s1, _) in zip(v, v[1:]) if s1 < e0 - 0.01) for k, v in spans.items()}
+    check(overlaps['default'] > 0, f'default bound: the images never overlapped: {spans["default"]}')
+    check(overlaps['1 byte'] == 0 and overlaps['1K'] == 0,
+          f'--max-memory below one page: images overlapped ({overlaps}): {spans}')
+    print(f'ok   --max-memory below one page: one image at a time, same outputs (default: {overlaps["default"]} '
+          f'overlaps)')
+
+
 def test_usage_errors(tmp):
     d = os.path.join(tmp, 'dup')
     a = make_inputs(os.path.join(d, 'one'), ['x.png'])[0]
@@ -295,6 +323,9 @@ def test_usage_errors(tmp):
         'shard 0/3': (['--algo', 'otsu', '--out-dir', out, '--shard', '0/3', a], ['--shard']),
         'shard 4/3': (['--algo', 'otsu', '--out-dir', out, '--shard', '4/3', a], ['--shard']),
         'in-flight 0': (['--algo', 'otsu', '--out-dir', out, '--in-flight', '0', a], ['--in-flight']),
+        'max-memory 0': (['--algo', 'otsu', '--out-dir', out, '--max-memory', '0', a], ['--max-memory']),
+        'max-memory 3Q': (['--algo', 'otsu', '--out-dir', out, '--max-memory', '3Q', a], ['--max-memory']),
+        'max-memory -1G': (['--algo', 'otsu', '--out-dir', out, '--max-memory', '-1G', a], ['--max-memory']),
         'serial with threads': (['--algo', 'otsu', '--out-dir', out, '--serial', '--threads', '2', a], ['--serial']),
         '-o with --out-dir': (['--algo', 'otsu', '--out-dir', out, a, '-o', os.path.join(tmp, 'o.png')], ['-o']),
         'batch option without --out-dir': (['--algo', 'otsu', '--skip-existing', a, '-o', os.path.join(tmp, 'o.png')],
@@ -333,7 +364,7 @@ def test_usage_errors(tmp):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         for test in (test_same_as_single, test_codec_only, test_corrupt_in_middle, test_skip_existing,
-                     test_list_and_directory, test_shards, test_failed_runs, test_usage_errors):
+                     test_list_and_directory, test_shards, test_failed_runs, test_memory_bound, test_usage_errors):
             sub = os.path.join(tmp, test.__name__)
             os.makedirs(sub)
             test(sub)

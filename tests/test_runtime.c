@@ -1,7 +1,8 @@
 /*
 ** test_runtime.c — maps (parse, print, enumerate), device patterns, the kernel
-** binary cache (corrupt and mismatched entries are rebuilt, never trusted) and
-** build failures (the device's build log reaches the message).
+** binary cache (corrupt and mismatched entries are rebuilt, never trusted),
+** build failures (the device's build log reaches the message) and the memory
+** size the batch's bound starts from.
 */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "runtime/sha256.h"
+#include "runtime/util.h"
 #include "tests/testutil.h"
 
 static void test_maps(void)
@@ -324,6 +326,27 @@ static void test_host_stage(void)
     db_context_close(ctx);
 }
 
+/* db_memory_size against /proc/meminfo's MemTotal: positive, and no more than the machine has. */
+static void test_memory_size(void)
+{
+    size_t bytes = db_memory_size();
+    unsigned long long total_kb = 0;
+    char line[256];
+    FILE *f = fopen("/proc/meminfo", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemTotal: %llu kB", &total_kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    if (!total_kb) {
+        printf("skip db_memory_size: no MemTotal in /proc/meminfo\n");
+        return;
+    }
+    CHECK(bytes >= ((size_t)1 << 20) && bytes <= total_kb * 1024ull,
+          "db_memory_size %zu bytes, MemTotal %llu kB", bytes, total_kb);
+    printf("ok   db_memory_size %.1f GiB (MemTotal %.1f GiB)\n", bytes / 1073741824.0, total_kb / 1048576.0);
+}
+
 int main(void)
 {
     char tmp[] = "/tmp/docbin-test-XXXXXX";
@@ -333,6 +356,7 @@ int main(void)
     snprintf(cache, sizeof cache, "%s/cache", tmp);
     setenv("DOCBIN_CACHE_DIR", cache, 1); /* before the library first reads it */
     test_maps();
+    test_memory_size();
     db_context *ctx = test_open_context();
     test_device_patterns(ctx);
     db_context_close(ctx);

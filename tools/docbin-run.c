@@ -2,9 +2,11 @@
 ** docbin-run — binarize a document image with one algorithm under one map.
 ** Argument parsing and calls into libdocbin; no algorithm code lives here.
 */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +77,8 @@ static const char usage_text[] =
     "      --in-flight N       images on the devices at once (default 2 per device lane, at most 64\n"
     "                          per lane): stages of consecutive images overlap on different devices\n"
     "      --threads N         decoding and encoding threads (default: the online CPUs)\n"
+    "      --max-memory SIZE   decoded pages and results held at once, e.g. 8G or 512M (default: a\n"
+    "                          quarter of the memory, or of the cgroup's limit in a Slurm job)\n"
     "      --gpu-device all    one device lane per OpenCL GPU; images spread over them\n"
     "      --log-json FILE     one JSON object per image and line (- for stdout): input, output,\n"
     "                          map, status ok/failed/skipped, error, per-stage ms, wall ms\n"
@@ -143,13 +147,14 @@ enum long_only {
 /* The batch form's options (a range of their own). */
 enum batch_only {
     OPT_OUT_DIR = 512, OPT_FORMAT, OPT_SHARD, OPT_SKIP_EXISTING, OPT_IN_FLIGHT, OPT_THREADS, OPT_LOG_JSON,
-    OPT_CODEC_ONLY, OPT_SERIAL
+    OPT_CODEC_ONLY, OPT_SERIAL, OPT_MAX_MEMORY
 };
 
 /* The batch options, which only the batch form takes. */
 typedef struct batch_args {
     const char *out_dir, *format, *log_json;
     int shard_k, shard_n, in_flight, threads;
+    size_t max_bytes;
     bool skip_existing, codec_only, serial;
     bool automap, explain;    /* --map auto, --explain: the planner picks the batch's map */
     bool history;             /* record every image's stage times (--history, or --map auto) */
@@ -205,6 +210,25 @@ static int parse_count(const char *text, int max)
     char *end;
     long n = strtol(text, &end, 10);
     return *end || end == text || n < 1 || n > max ? 0 : (int)n;
+}
+
+/* Parses a size such as 512M or 8G (powers of 1024); 0 on error. */
+static size_t parse_bytes(const char *text)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(text, &end, 10);
+    if (end == text || errno || text[0] == '-')
+        return 0;
+    const char *units = "KMGT", *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+    if (*end && (!u || end[1]))
+        return 0;
+    for (int shift = u ? 10 * (int)(u - units + 1) : 0; shift > 0; shift -= 10) {
+        if (n > SIZE_MAX >> 10)
+            return 0;
+        n <<= 10;
+    }
+    return n > SIZE_MAX ? 0 : (size_t)n;
 }
 
 /* --map auto and --explain for a batch: with auto, the map of the highest
@@ -277,7 +301,7 @@ static int run_batch(const batch_args *ba, char **args, int n_args, const db_alg
     bool history = ba->history && !ba->codec_only;
     db_batch_options opt = {
         .algo = algo, .map = map, .job = job, .cpu_spec = cpu_spec, .gpu_spec = gpu_spec,
-        .in_flight = ba->in_flight, .threads = ba->threads, .bits = bits,
+        .in_flight = ba->in_flight, .threads = ba->threads, .max_bytes = ba->max_bytes, .bits = bits,
         .skip_existing = ba->skip_existing, .codec_only = ba->codec_only, .serial = ba->serial,
         .stage_times = ba->log_json != NULL || history,
         .prog = "docbin-run", .errors = stderr, .log_json = ba->log_json,
@@ -319,6 +343,7 @@ int main(int argc, char **argv)
         {"shard", required_argument, NULL, OPT_SHARD},
         {"skip-existing", no_argument, NULL, OPT_SKIP_EXISTING},
         {"in-flight", required_argument, NULL, OPT_IN_FLIGHT},
+        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
         {"threads", required_argument, NULL, OPT_THREADS},
         {"log-json", required_argument, NULL, OPT_LOG_JSON},
         {"codec-only", no_argument, NULL, OPT_CODEC_ONLY},
@@ -408,6 +433,11 @@ int main(int argc, char **argv)
             if (!(batch.threads = parse_count(optarg, 4096)))
                 return usage_error("--threads takes a count from 1 to 4096");
             break;
+        case OPT_MAX_MEMORY:
+            if (!(batch.max_bytes = parse_bytes(optarg)))
+                return usage_error("--max-memory takes a size in bytes with an optional K, M, G or T "
+                                   "(powers of 1024), e.g. 8G");
+            break;
         case OPT_LOG_JSON: batch.log_json = optarg; break;
         case OPT_CODEC_ONLY: batch.codec_only = true; break;
         case OPT_SERIAL: batch.serial = true; break;
@@ -457,8 +487,8 @@ int main(int argc, char **argv)
     const char *input = optind < argc ? argv[optind] : NULL;
     bool batch_form = batch.out_dir != NULL;
     if (!batch_form && (batch.format || batch.shard_n || batch.skip_existing || batch.in_flight ||
-                        batch.threads || batch.log_json || batch.codec_only || batch.serial))
-        return usage_error("--format, --shard, --skip-existing, --in-flight, --threads, --log-json, "
+                        batch.threads || batch.max_bytes || batch.log_json || batch.codec_only || batch.serial))
+        return usage_error("--format, --shard, --skip-existing, --in-flight, --threads, --max-memory, --log-json, "
                            "--codec-only and --serial belong to the batch form; give --out-dir DIR");
     if (batch.serial && (batch.in_flight || batch.threads))
         return usage_error("--serial runs one image at a time on one thread; drop --in-flight and --threads");
