@@ -18,7 +18,8 @@
 #define CALIB_FIX "the calibration is not used; recalibrate, or delete the file to start uncalibrated"
 
 /* Fields of a stage row and of a transfer row, the row's kind included. */
-enum { STAGE_FIELDS = 11, TRANSFER_FIELDS = 7, STAGING_FIELDS = 5, MAX_FIELDS = DB_CALIB_MAX_FIELDS };
+enum { STAGE_FIELDS = 11, TRANSFER_FIELDS = 7, STAGING_FIELDS = 5, CROSSING_FIELDS = 6,
+       MAX_FIELDS = DB_CALIB_MAX_FIELDS };
 
 void db_calib_init(db_calib *calib)
 {
@@ -29,6 +30,7 @@ void db_calib_free(db_calib *calib)
 {
     free(calib->stages);
     free(calib->transfers);
+    free(calib->crossings);
     db_calib_init(calib);
 }
 
@@ -79,6 +81,15 @@ static int find_transfer(const db_calib *calib, const char *device, db_transfer_
 {
     for (int i = 0; i < calib->n_transfers; i++)
         if (!strcmp(calib->transfers[i].device, device) && calib->transfers[i].dir == dir)
+            return i;
+    return -1;
+}
+
+static int find_crossing(const db_calib *calib, const char *from, const char *to, db_role role)
+{
+    for (int i = 0; i < calib->n_crossings; i++)
+        if (!strcmp(calib->crossings[i].from, from) && !strcmp(calib->crossings[i].to, to) &&
+            calib->crossings[i].role == role)
             return i;
     return -1;
 }
@@ -145,6 +156,36 @@ static const char *transfer_problem(const db_calib_transfer *e)
     if (e->dir != DB_H2D && e->dir != DB_D2H)
         return "the direction is neither h2d nor d2h";
     return copy_model_problem(&e->model);
+}
+
+static const char *crossing_problem(const db_calib_crossing *e)
+{
+    if (!is_hex(e->from, 16) || !is_hex(e->to, 16))
+        return "a device key is not 16 lower-case hex digits";
+    if (e->role != DB_ROLE_CPU && e->role != DB_ROLE_GPU)
+        return "the role is neither cpu nor gpu";
+    if (!isfinite(e->ms) || e->ms < 0)
+        return "the cost is negative or not a number";
+    if (e->sizes < 1)
+        return "sizes is not a positive count";
+    return NULL;
+}
+
+db_status db_calib_put_crossing(db_calib *calib, const db_calib_crossing *entry)
+{
+    const char *problem = crossing_problem(entry);
+    if (problem)
+        return db_fail(DB_ERR_USAGE, "cannot record the crossing calibration of devices %.16s and %.16s: %s",
+                       entry->from, entry->to, problem);
+    int i = find_crossing(calib, entry->from, entry->to, entry->role);
+    if (i < 0) {
+        if (!reserve((void **)&calib->crossings, calib->n_crossings, &calib->cap_crossings,
+                     sizeof *calib->crossings))
+            return db_fail(DB_ERR_NOMEM, "out of memory recording a calibration");
+        i = calib->n_crossings++;
+    }
+    calib->crossings[i] = *entry;
+    return DB_OK;
 }
 
 db_status db_calib_put_staging(db_calib *calib, const db_transfer_model *model)
@@ -299,6 +340,28 @@ static const char *parse_staging(char **f, int n, db_transfer_model *m, char *wh
     return copy_model_problem(m);
 }
 
+static const char *parse_crossing(char **f, int n, db_calib_crossing *e, char *why, size_t why_size)
+{
+    if (n != CROSSING_FIELDS) {
+        snprintf(why, why_size, "a crossing row has %d fields, not %d", n, CROSSING_FIELDS);
+        return why;
+    }
+    memset(e, 0, sizeof *e);
+    if (!copy_field(e->from, sizeof e->from, f[1]) || !copy_field(e->to, sizeof e->to, f[2]))
+        return "a device key is too long";
+    if (!strcmp(f[3], "cpu"))
+        e->role = DB_ROLE_CPU;
+    else if (!strcmp(f[3], "gpu"))
+        e->role = DB_ROLE_GPU;
+    else
+        return "the role (field 4) is neither cpu nor gpu";
+    if (!db_calib_parse_number(f[4], &e->ms))
+        return "the cost (field 5) is not a number";
+    if (!parse_count(f[5], &e->sizes))
+        return "sizes (field 6) is not a count";
+    return crossing_problem(e);
+}
+
 int db_calib_split(char *line, char **f)
 {
     int n = 0;
@@ -328,7 +391,8 @@ static db_status parse_file(const char *path, char *text, db_calib *out)
         char *line = p;
         p = nl + 1;
         if (line_no == 1) {
-            if (strcmp(line, DB_CALIB_HEADER) != 0 && strcmp(line, DB_CALIB_HEADER_1) != 0)
+            if (strcmp(line, DB_CALIB_HEADER) != 0 && strcmp(line, DB_CALIB_HEADER_2) != 0 &&
+                strcmp(line, DB_CALIB_HEADER_1) != 0)
                 return db_fail(DB_ERR_FORMAT, "%s:1: the header is '%.40s', not '%s' (another docbin's format, or "
                                "not a calibration file); %s", path, line, DB_CALIB_HEADER, CALIB_FIX);
             continue;
@@ -364,8 +428,16 @@ static db_status parse_file(const char *path, char *text, db_calib *out)
                 if (dup < 0 && db_calib_put_staging(out, &m) != DB_OK)
                     return db_error_status();
             }
+        } else if (!strcmp(f[0], "crossing")) {
+            db_calib_crossing e;
+            why = parse_crossing(f, n, &e, count_why, sizeof count_why);
+            if (!why) {
+                dup = find_crossing(out, e.from, e.to, e.role);
+                if (dup < 0 && db_calib_put_crossing(out, &e) != DB_OK)
+                    return db_error_status();
+            }
         } else {
-            why = "the row is neither 'stage', 'transfer' nor 'staging'";
+            why = "the row is neither 'stage', 'transfer', 'staging' nor 'crossing'";
         }
         if (!why && dup >= 0)
             why = "the entry appears twice";
@@ -434,6 +506,7 @@ db_status db_calib_save(const db_calib *calib, const char *path)
     fprintf(af.f, "# stage device algo stage role variant kernel-hash a(ms) b(ms/pixel) sizes spread\n");
     fprintf(af.f, "# transfer device dir latency(ms) bandwidth(GB/s) sizes spread\n");
     fprintf(af.f, "# staging latency(ms) bandwidth(GB/s) sizes spread\n");
+    fprintf(af.f, "# crossing from-device to-device role ms sizes\n");
     for (int i = 0; i < calib->n_stages; i++) {
         const db_calib_stage *e = &calib->stages[i];
         fprintf(af.f, "stage %s %s %s %s %s %s %.17g %.17g %d %.17g\n", e->device, e->algo, e->stage,
@@ -448,6 +521,10 @@ db_status db_calib_save(const db_calib *calib, const char *path)
     if (calib->has_staging)
         fprintf(af.f, "staging %.17g %.17g %d %.17g\n", calib->staging.latency_ms, calib->staging.bandwidth_gbs,
                 calib->staging.sizes, calib->staging.spread);
+    for (int i = 0; i < calib->n_crossings; i++) {
+        const db_calib_crossing *e = &calib->crossings[i];
+        fprintf(af.f, "crossing %s %s %s %.17g %d\n", e->from, e->to, db_role_name(e->role), e->ms, e->sizes);
+    }
     if (ferror(af.f)) {
         db_atomic_abort(&af);
         return db_fail(DB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
@@ -489,6 +566,16 @@ db_calib_found db_calib_find_transfer(const db_calib *calib, const char *device,
     if (i < 0)
         return DB_CALIB_MISSING;
     *model = calib->transfers[i].model;
+    return DB_CALIB_FOUND;
+}
+
+db_calib_found db_calib_find_crossing(const db_calib *calib, const char *from, const char *to, db_role role,
+                                      double *ms)
+{
+    int i = find_crossing(calib, from, to, role);
+    if (i < 0)
+        return DB_CALIB_MISSING;
+    *ms = calib->crossings[i].ms;
     return DB_CALIB_FOUND;
 }
 

@@ -3,10 +3,11 @@
 **
 ** The file is plain text, one entry per line, fields separated by spaces:
 **
-**   docbin-calibration 1
+**   docbin-calibration 3
 **   stage <device> <algo> <stage> <role> <variant> <kernel-hash> <a> <b> <sizes> <spread>
 **   transfer <device> <dir> <latency> <bandwidth> <sizes> <spread>
 **   staging <latency> <bandwidth> <sizes> <spread>
+**   crossing <from> <to> <role> <ms> <sizes>
 **
 **   device       16 hex digits: the device key (db_device_info.key: platform, name, driver)
 **   algo, stage  names as --list-algos prints them
@@ -23,6 +24,15 @@
 **   bandwidth    GB/s (1e9 bytes per second), > 0
 **   staging      the host's own copies of a page into staging memory and of the
 **                result out of it (memcpy), once per file: every run pays them
+**   crossing     what a run pays, beyond the copies, when a stage on the role
+**                bound to device <to> takes an item a stage on the other role
+**                (device <from>) wrote: the host waits for the writer's event in
+**                one context and then enqueues into the other (buffer.h,
+**                db_event_bridge), and the reader's device starts from idle
+**   role         for a crossing, the role of the reading stage (cpu or gpu)
+**   ms           a crossing's cost in ms, >= 0: the median over the calibration
+**                sizes of a run's wall time less the simulated time of the same
+**                map without crossing costs (planner/calibrate.c)
 **
 ** A stage row whose stage is `host` (DB_CALIB_HOST_STAGE) models the rest of
 ** the host's share of a run of the algorithm when its output comes from that
@@ -32,7 +42,8 @@
 ** db_algo_kernel_hash.
 **
 ** Blank lines and lines starting with '#' are ignored. Each key (a stage row's
-** first six fields, a transfer row's first two) appears once. A file with any
+** first six fields, a transfer row's first two, a crossing row's first three)
+** appears once. A file with any
 ** malformed line is rejected whole, with its name, the line number and the fix
 ** (recalibrate or delete the file): a half-read calibration would plan silently
 ** with holes. Host code (a stage's C functions) is not part of the kernel hash.
@@ -46,9 +57,11 @@
 #include "runtime/stage.h"
 
 /* The first line of every calibration file; bump the number when rows change. */
-#define DB_CALIB_HEADER "docbin-calibration 2"
+#define DB_CALIB_HEADER "docbin-calibration 3"
 
-/* The header of the first format, which had no staging row; still read. */
+/* The headers of the earlier formats, without crossing rows (2) and without
+** the staging row either (1); still read. */
+#define DB_CALIB_HEADER_2 "docbin-calibration 2"
 #define DB_CALIB_HEADER_1 "docbin-calibration 1"
 
 /* The stage name of the rows of the host's share of a run (above). */
@@ -75,12 +88,22 @@ typedef struct db_calib_transfer {
     db_transfer_model model;
 } db_calib_transfer;
 
+/* The cost of a crossing into role `role` (device `to`) from the other role (device `from`). */
+typedef struct db_calib_crossing {
+    char from[17], to[17];
+    db_role role;
+    double ms;
+    int sizes;                     /* the calibration sizes it is the median of, >= 1 */
+} db_calib_crossing;
+
 /* A host's calibration: every entry of its file, in file order. */
 typedef struct db_calib {
     db_calib_stage *stages;
     int n_stages, cap_stages;
     db_calib_transfer *transfers;
     int n_transfers, cap_transfers;
+    db_calib_crossing *crossings;
+    int n_crossings, cap_crossings;
     bool has_staging;
     db_transfer_model staging;     /* the host's memcpy model, when has_staging */
 } db_calib;
@@ -119,6 +142,9 @@ db_status db_calib_put_transfer(db_calib *calib, const db_calib_transfer *entry)
 /* Sets the host's staging copy model (memcpy), replacing any earlier one. */
 db_status db_calib_put_staging(db_calib *calib, const db_transfer_model *model);
 
+/* Adds `entry`, or replaces the entry with the same devices and role. */
+db_status db_calib_put_crossing(db_calib *calib, const db_calib_crossing *entry);
+
 /* Looks up the model of a stage for the current kernels `kernel_hash`. FOUND
 ** fills `model`; STALE (the entry's hash differs) writes into msg which stage on
 ** which device must be recalibrated; MISSING writes what is not calibrated.
@@ -130,6 +156,10 @@ db_calib_found db_calib_find_stage(const db_calib *calib, const char *device, co
 /* Looks up the copy model of `device` in direction `dir`: FOUND or MISSING. */
 db_calib_found db_calib_find_transfer(const db_calib *calib, const char *device, db_transfer_dir dir,
                                       db_transfer_model *model);
+
+/* Looks up the cost of a crossing into `role` on device `to` from device `from`: FOUND or MISSING. */
+db_calib_found db_calib_find_crossing(const db_calib *calib, const char *from, const char *to, db_role role,
+                                      double *ms);
 
 /* The calibration file of this host: $DOCBIN_PERF_DIR/<host>.calib, else
 ** $XDG_DATA_HOME/docbin/perf/<host>.calib, else ~/.local/share/docbin/perf/<host>.calib.

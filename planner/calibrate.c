@@ -1,6 +1,7 @@
 /*
 ** calibrate.c — timing stages and copies, fitting their models, filling a calibration.
 */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include "algorithms/algorithms.h"
 #include "planner/calibrate.h"
 #include "planner/map.h"
+#include "planner/plan.h"
 #include "runtime/buffer.h"
 #include "runtime/profile.h"
 #include "runtime/sample.h"
@@ -298,6 +300,120 @@ static db_status calibrate_staging(calib_state *c, db_calib *out)
     return DB_OK;
 }
 
+/* The latency the planner predicts for `map` of `algo` on the page of size k
+** from the rows of `calib`, crossings counted as 0; NAN when a row is missing. */
+static double predict(calib_state *c, const db_algo *algo, const db_job *job, const db_map *map, int k,
+                      const db_calib *calib)
+{
+    db_plan_costs *costs = malloc(sizeof *costs);
+    if (!costs)
+        return NAN;
+    const db_image *page = c->pages[k];
+    double ms = NAN;
+    if (db_plan_costs_from_calib(costs, calib, NULL, c->ctx, algo, job, page->width, page->height,
+                                 page->channels) == DB_OK) {
+        for (int r = 0; r < DB_ROLE_COUNT; r++)
+            db_plan_costs_set_crossing(costs, (db_role)r, 0);
+        db_plan_sim sim;
+        db_plan_simulate(costs, map, &sim);
+        ms = sim.latency_ms;
+    }
+    free(costs);
+    return ms;
+}
+
+/* The cost of a crossing into each role (calib.h). Of the algorithms being
+** calibrated whose stages all run on both roles, the one whose every-stage-on-
+** cpu run is predicted cheapest at the largest size is run with its first stage
+** on one role and the rest on the other, at every size: with short stages, what
+** is left of a run's wall time after the simulated time of that map is the
+** crossing, not the noise of a long stage. A crossing costs the median over the
+** sizes of the median of (wall time - simulated time), at least 0. */
+static db_status calibrate_crossings(calib_state *c, const db_algo *const *algos, int n_algos, db_calib *out)
+{
+    const db_calibrate_options *o = c->o;
+    const db_algo *algo = NULL;
+    db_job job;
+    double cheapest = INFINITY;
+    int largest = 0;
+    for (int k = 1; k < o->n_sizes; k++)
+        if ((double)o->sizes[k].width * o->sizes[k].height >
+            (double)o->sizes[largest].width * o->sizes[largest].height)
+            largest = k;
+    for (int a = 0; a < n_algos && c->pages[largest]; a++) {
+        const db_algo *cand = algos ? algos[a] : db_algo_at(a);
+        int both = cand->n_stages >= 2;
+        for (int s = 0; s < cand->n_stages; s++)
+            both &= cand->stages[s].impl[DB_ROLE_CPU] && cand->stages[s].impl[DB_ROLE_GPU];
+        if (!both)
+            continue;
+        db_job j;
+        db_job_defaults(cand, &j);
+        for (int v = 0; v < cand->n_variants; v++)
+            if (o->variant && !strcmp(o->variant, cand->variants[v]))
+                j.variant = v;
+        db_map all_cpu = {.n = cand->n_stages};
+        double ms = predict(c, cand, &j, &all_cpu, largest, out);
+        if (ms < cheapest) {
+            cheapest = ms;
+            algo = cand;
+            job = j;
+        }
+    }
+    if (!algo) {
+        c->step += DB_ROLE_COUNT * o->n_sizes;
+        return DB_OK;
+    }
+    for (int r = 0; r < DB_ROLE_COUNT; r++) {
+        db_role other = r == DB_ROLE_CPU ? DB_ROLE_GPU : DB_ROLE_CPU;
+        db_map map = {.n = algo->n_stages};
+        for (int s = 0; s < algo->n_stages; s++)
+            map.role[s] = s == 0 ? other : (db_role)r;
+        char text[64];
+        db_map_format(&map, text, sizeof text);
+        double residual[DB_CALIBRATE_MAX_SIZES], excess[DB_PROFILE_MAX_RUNS];
+        for (int k = 0; k < o->n_sizes; k++) {
+            progress(c, "crossings into %s: %s %s at %dx%d, %d runs", db_role_name((db_role)r), algo->name, text,
+                     c->pages[k]->width, c->pages[k]->height, o->runs + 1);
+            double predicted = predict(c, algo, &job, &map, k, out);
+            db_profile *prof = db_profile_new();
+            if (!prof)
+                return db_fail(DB_ERR_NOMEM, "out of memory for a profile");
+            db_status st = DB_OK;
+            for (int run = 0; run <= o->runs && st == DB_OK; run++) {
+                db_image *result = NULL;
+                st = db_run(c->ctx, algo, &map, &job, c->pages[k], &result, NULL, prof);
+                db_image_free(result);
+            }
+            for (int run = 1; run <= o->runs && st == DB_OK; run++)
+                excess[run - 1] = db_profile_run_wall_ms(prof, run) - predicted;
+            db_profile_free(prof);
+            db_box box;
+            if (st == DB_OK && isnan(predicted))
+                st = db_fail(DB_ERR_USAGE, "calibrating crossings with %s: its rows are missing", algo->name);
+            if (st == DB_OK)
+                st = db_box_stats(excess, o->runs, &box);
+            if (st != DB_OK) {
+                char why[1024];
+                snprintf(why, sizeof why, "%s", db_error_message());
+                return db_fail(st, "calibrating crossings into %s with %s, map %s: %s", db_role_name((db_role)r),
+                               algo->name, text, why);
+            }
+            residual[k] = box.median;
+        }
+        db_box box;
+        db_status st = db_box_stats(residual, o->n_sizes, &box);
+        db_calib_crossing e = {.role = (db_role)r, .ms = box.median > 0 ? box.median : 0, .sizes = o->n_sizes};
+        snprintf(e.from, sizeof e.from, "%s", c->ctx->role[other]->info.key);
+        snprintf(e.to, sizeof e.to, "%s", c->ctx->role[r]->info.key);
+        if (st == DB_OK)
+            st = db_calib_put_crossing(out, &e);
+        if (st != DB_OK)
+            return st;
+    }
+    return DB_OK;
+}
+
 /* Whether `dev` is the first bound role with its device key (both roles may
 ** bind one device; its copies are timed once). */
 static int first_with_key(const db_context *ctx, const db_device *dev)
@@ -332,7 +448,7 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
             return db_fail(DB_ERR_USAGE, "%s has no variant '%s'", algo->name, o->variant);
         c.steps += (algo->n_variants ? chosen : 1) * roles * o->n_sizes;
     }
-    c.steps += (copiers + 1) * o->n_transfer_sizes;
+    c.steps += (copiers + 1) * o->n_transfer_sizes + (roles == DB_ROLE_COUNT ? DB_ROLE_COUNT * o->n_sizes : 0);
 
     /* The staging copies first: the host's share of each run is measured net of them. */
     st = calibrate_staging(&c, out);
@@ -358,6 +474,9 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
     for (int r = 0; r < DB_ROLE_COUNT && st == DB_OK; r++)
         if (ctx->role[r] && !ctx->role[r]->info.host_unified && first_with_key(ctx, ctx->role[r]))
             st = calibrate_transfers(&c, ctx->role[r], out);
+    /* Last: the simulated time it is measured against needs the stage, host and copy rows. */
+    if (st == DB_OK && roles == DB_ROLE_COUNT)
+        st = calibrate_crossings(&c, o->algos, n_algos, out);
     for (int k = 0; k < DB_CALIBRATE_MAX_SIZES; k++)
         db_image_free(c.pages[k]);
     return st;

@@ -18,6 +18,12 @@
 ** the planner counts as free. The host's own copies of a page into staging
 ** memory and of the result out of it (memcpy, paid by every run whatever the
 ** map) are timed at the same sizes: the staging row.
+**
+** With both roles bound, the cost of a crossing into each role comes last
+** (calib.h's crossing rows): the cheapest algorithm being calibrated whose
+** stages all run on both roles runs with its first stage on one role and the
+** rest on the other, and what its wall time has beyond the simulated time of
+** that map is the crossing.
 */
 #ifndef DB_CALIBRATE_H
 #define DB_CALIBRATE_H

@@ -48,6 +48,11 @@ void db_plan_costs_set_staging(db_plan_costs *costs, const db_transfer_model *mo
     costs->staging_model = *model;
 }
 
+void db_plan_costs_set_crossing(db_plan_costs *costs, db_role role, double ms)
+{
+    costs->crossing_ms[role] = ms;
+}
+
 void db_plan_costs_set_stage(db_plan_costs *costs, int stage, db_role role, double ms)
 {
     costs->stage[stage][role] = DB_PLAN_KNOWN;
@@ -199,6 +204,24 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
         add_note(costs, "the host's staging copies (memcpy of each page and result) are not calibrated; run "
                  "docbin-bench --calibrate");
     }
+    /* A crossing into a role: both roles bound, a stage able to run there and another stage elsewhere. */
+    for (int r = 0; r < DB_ROLE_COUNT; r++) {
+        int other = r == DB_ROLE_CPU ? DB_ROLE_GPU : DB_ROLE_CPU, here = 0, there = 0;
+        for (int s = 0; s < algo->n_stages; s++) {
+            here |= algo->stages[s].impl[r] != NULL;
+            there |= algo->stages[s].impl[other] != NULL;
+        }
+        if (!costs->bound[r] || !costs->bound[other] || !here || !there || algo->n_stages < 2)
+            continue;
+        const db_device_info *to = &ctx->role[r]->info, *from = &ctx->role[other]->info;
+        double ms;
+        if (db_calib_find_crossing(calib, from->key, to->key, (db_role)r, &ms) == DB_CALIB_FOUND)
+            db_plan_costs_set_crossing(costs, (db_role)r, ms);
+        else
+            add_note(costs, "a crossing into the %s role (device '%s', key %s) from the %s role (device '%s', key %s) "
+                     "is not calibrated and counted as 0; run docbin-bench --calibrate", db_role_name((db_role)r),
+                     to->name, to->key, db_role_name((db_role)other), from->name, from->key);
+    }
     return DB_OK;
 }
 
@@ -330,14 +353,19 @@ static double fetch_host(struct sim_state *st, int item)
     return p->host_t;
 }
 
-/* buffer.c's db_buffer_fetch: through the host, once per device. */
-static double fetch(struct sim_state *st, int item, db_role role)
+/* buffer.c's db_buffer_fetch: through the host, once per device. Written by
+** the other role, the copy waits for the crossing first, and *crossed is set. */
+static double fetch(struct sim_state *st, int item, db_role role, bool *crossed)
 {
     struct place *p = &st->item[item];
     if (!p->rep_valid[role]) {
+        bool crossing = false;
+        for (int r = 0; r < DB_ROLE_COUNT; r++)
+            crossing |= r != (int)role && p->rep_valid[r];
         double host_t = fetch_host(st, item);
-        p->rep_t[role] = copy(st, item, role, DB_H2D, host_t);
+        p->rep_t[role] = copy(st, item, role, DB_H2D, host_t + (crossing ? st->costs->crossing_ms[role] : 0));
         p->rep_valid[role] = true;
+        *crossed |= crossing;
     }
     return p->rep_t[role];
 }
@@ -371,8 +399,12 @@ void db_plan_simulate(const db_plan_costs *costs, const db_map *map, db_plan_sim
             if (stage->outputs[o] == algo->output)
                 out_role = r;
         double ready = 0;
+        bool crossed = false;
         for (int i = 0; i < stage->n_inputs; i++)
-            ready = max2(ready, fetch(&st, stage->inputs[i], r));
+            ready = max2(ready, fetch(&st, stage->inputs[i], r, &crossed));
+        /* The host waits for the inputs together: one crossing however many items cross. */
+        if (crossed)
+            sim->crossing_ms += costs->crossing_ms[r];
         sim->stage_known[s] = costs->stage[s][r] == DB_PLAN_KNOWN;
         sim->stage_ms[s] = sim->stage_known[s] ? costs->stage_ms[s][r] : 0;
         sim->known &= sim->stage_known[s];
@@ -389,7 +421,7 @@ void db_plan_simulate(const db_plan_costs *costs, const db_map *map, db_plan_sim
         sim->latency_ms = max2(sim->latency_ms, fetch_host(&st, algo->report_item));
     /* db_run copies the result out of staging into the caller's image, having waited for it. */
     sim->latency_ms += out_ms + costs->host_ms[out_role];
-    sim->staging_ms += costs->host_ms[out_role];
+    sim->staging_ms += costs->host_ms[out_role] + sim->crossing_ms;
     for (int r = 0; r < DB_ROLE_COUNT; r++)
         for (int q = 0; q < 2; q++)
             sim->period_ms = max2(sim->period_ms, sim->busy_ms[r][q]);
@@ -533,7 +565,7 @@ void db_plan_explain(const db_plan_costs *costs, const db_map *ran, FILE *f)
         fputc('\n', f);
     }
     fprintf(f, "* = the map that runs; staging: the host's share (copies of the page and the result, enqueueing, "
-               "waiting); latency: one image "
+               "waiting, crossings between the roles); latency: one image "
                "until its output is in the caller's image; period: a batch's time per image (its busiest queue)\n");
     for (int s = 0; s < algo->n_stages; s++)
         for (int r = 0; r < DB_ROLE_COUNT; r++)
@@ -625,6 +657,8 @@ void db_plan_explain_measured(const db_plan_costs *costs, const db_map *map, con
     fprintf(f, "  %-24s %-4s %10s", "transfers (sum)", "", "");
     print_ms(f, 10, sim.copies_known, sim.transfer_ms);
     print_ms(f, 10, true, measured_copies);
+    if (sim.crossing_ms > 0)
+        fprintf(f, "\n  %-24s %-4s %10s %10.3f %10s", "crossings (sum)", "", "", sim.crossing_ms, "-");
     fprintf(f, "\n  %-24s %-4s %10s", "latency / wall", "", "");
     print_ms(f, 10, sim.known, sim.latency_ms);
     print_ms(f, 10, true, db_profile_run_wall_ms(prof, run));

@@ -8,10 +8,13 @@
 ** stages in topological order, each on its role's in-order compute queue;
 ** an input is fetched lazily, device -> host on the writer's transfer queue and
 ** host -> device on the reader's, once per item and place; a device that
-** shares host memory (PoCL) maps instead of copying, at no cost; the output
-** (and the report item, when the algorithm has one) ends on the host. Every
-** map also pays the host's own copies (memcpy) of the decoded page into
-** staging memory before the graph and of the result out of it after.
+** shares host memory (PoCL) maps instead of copying, at no cost; an item that
+** one role wrote and the other reads pays the calibrated crossing cost of the
+** reading role before its copy there (the host waits across contexts, and
+** the reader's device starts from idle); the output (and the report item,
+** when the algorithm has one) ends on the host. Every map also pays the
+** host's own copies (memcpy) of the decoded page into staging memory before
+** the graph and of the result out of it after.
 **
 ** Choosing (db_plan_choose) simulates every runnable map and scores it for
 ** the objective. Every map within DB_PLAN_MARGIN of the best score counts as
@@ -61,10 +64,10 @@ typedef enum db_plan_entry {
 } db_plan_entry;
 
 /* Room for the notes of a cost table: one per stage and role, one per role and
-** direction, one per role for the host's share, one for the staging copies,
-** each a full sentence with its fix. */
+** direction, one per role for the host's share and for crossings into it, one
+** for the staging copies, each a full sentence with its fix. */
 enum {
-    DB_PLAN_MAX_NOTES = DB_MAX_STAGES * DB_ROLE_COUNT + DB_ROLE_COUNT * DB_TRANSFER_DIR_COUNT + DB_ROLE_COUNT + 1,
+    DB_PLAN_MAX_NOTES = DB_MAX_STAGES * DB_ROLE_COUNT + DB_ROLE_COUNT * DB_TRANSFER_DIR_COUNT + 2 * DB_ROLE_COUNT + 1,
     DB_PLAN_NOTE = 512
 };
 
@@ -85,6 +88,8 @@ typedef struct db_plan_costs {
     db_transfer_model staging_model;           /* when KNOWN; free after db_plan_costs_init */
     double host_ms[DB_ROLE_COUNT];             /* the rest of the host's share of a run whose output
                                                ** comes from the role (calib.h); 0 when not calibrated */
+    double crossing_ms[DB_ROLE_COUNT];         /* a crossing into the role from the other (calib.h); 0 when
+                                               ** not calibrated */
     double history_factor[DB_MAX_STAGES][DB_ROLE_COUNT]; /* measured / calibrated, applied (1: none) */
     int history_runs[DB_MAX_STAGES][DB_ROLE_COUNT];      /* the runs it came from (history.h) */
     char notes[DB_PLAN_MAX_NOTES][DB_PLAN_NOTE]; /* missing or stale entries, with the fix */
@@ -106,6 +111,9 @@ void db_plan_costs_set_transfer(db_plan_costs *costs, db_role role, db_transfer_
 
 /* Sets the host's staging copy model (KNOWN). */
 void db_plan_costs_set_staging(db_plan_costs *costs, const db_transfer_model *model);
+
+/* Sets the cost of a crossing into `role` from the other role. */
+void db_plan_costs_set_crossing(db_plan_costs *costs, db_role role, double ms);
 
 /* Marks `role`'s device as sharing host memory: its copies are maps that cost nothing. */
 void db_plan_costs_set_shared(db_plan_costs *costs, db_role role);
@@ -160,7 +168,9 @@ typedef struct db_plan_sim {
     int n_copies;
     double transfer_ms;              /* the sum of the copies' times */
     double staging_ms;               /* the host's share: its copies of the input before and the output
-                                     ** after, and host_ms of the role the output comes from */
+                                     ** after, host_ms of the role the output comes from, and crossing_ms */
+    double crossing_ms;              /* the crossings' costs: once per stage that reads what the other role
+                                     ** wrote */
     double latency_ms;               /* when the output (and report) is on the host */
     double busy_ms[DB_ROLE_COUNT][2];/* per role: [0] compute queue, [1] transfer queue */
     double period_ms;                /* the busiest queue's busy time: a batch's time per image */

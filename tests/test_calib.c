@@ -153,6 +153,18 @@ static void test_file(void)
 
     db_transfer_model staging = {.latency_ms = 0.002, .bandwidth_gbs = 7.0 / 3, .sizes = 4, .spread = 0.05};
     CHECK(db_calib_put_staging(&c, &staging) == DB_OK, "put staging: %s", db_error_message());
+    /* Crossings: one per reading role and device pair; both roles on one device still cross contexts. */
+    db_calib_crossing x1 = {"0123456789abcdef", "fedcba9876543210", DB_ROLE_GPU, 0.1 / 3, 3};
+    db_calib_crossing x2 = {"fedcba9876543210", "0123456789abcdef", DB_ROLE_CPU, 0.7, 3};
+    db_calib_crossing x3 = {"0123456789abcdef", "0123456789abcdef", DB_ROLE_GPU, 0, 4};
+    CHECK(db_calib_put_crossing(&c, &x1) == DB_OK && db_calib_put_crossing(&c, &x2) == DB_OK &&
+          db_calib_put_crossing(&c, &x3) == DB_OK, "put crossings: %s", db_error_message());
+    x2.ms = 0.75;
+    CHECK(db_calib_put_crossing(&c, &x2) == DB_OK && c.n_crossings == 3, "replace crossing: %d", c.n_crossings);
+    db_calib_crossing negative = x1;
+    negative.ms = -0.1;
+    CHECK(db_calib_put_crossing(&c, &negative) == DB_ERR_USAGE && c.crossings[0].ms == 0.1 / 3,
+          "a negative crossing accepted");
     db_transfer_model no_bandwidth = staging;
     no_bandwidth.bandwidth_gbs = 0;
     CHECK(db_calib_put_staging(&c, &no_bandwidth) == DB_ERR_USAGE && c.staging.bandwidth_gbs == 7.0 / 3,
@@ -160,7 +172,13 @@ static void test_file(void)
 
     CHECK(db_calib_save(&c, path) == DB_OK, "save: %s", db_error_message());
     CHECK(db_calib_load(&d, path) == DB_OK, "load: %s", db_error_message());
-    CHECK(d.n_stages == 3 && d.n_transfers == 2, "loaded %d stages, %d transfers", d.n_stages, d.n_transfers);
+    CHECK(d.n_stages == 3 && d.n_transfers == 2 && d.n_crossings == 3, "loaded %d stages, %d transfers, %d crossings",
+          d.n_stages, d.n_transfers, d.n_crossings);
+    for (int i = 0; i < 3 && i < d.n_crossings; i++)
+        CHECK(!strcmp(c.crossings[i].from, d.crossings[i].from) && !strcmp(c.crossings[i].to, d.crossings[i].to) &&
+                  c.crossings[i].role == d.crossings[i].role && c.crossings[i].ms == d.crossings[i].ms &&
+                  c.crossings[i].sizes == d.crossings[i].sizes,
+              "crossing %d differs after a round trip", i);
     CHECK(d.has_staging && d.staging.latency_ms == staging.latency_ms &&
           d.staging.bandwidth_gbs == staging.bandwidth_gbs && d.staging.sizes == staging.sizes &&
           d.staging.spread == staging.spread, "staging differs after a round trip");
@@ -171,6 +189,12 @@ static void test_file(void)
     db_calib o;
     db_calib_init(&o);
     CHECK(db_calib_load(&o, old_path) == DB_OK && o.n_transfers == 1 && !o.has_staging, "first format: %s",
+          db_error_message());
+    db_calib_free(&o);
+    /* So is one of the second (no crossing rows). */
+    write_text(old_path, "docbin-calibration 2\nstaging 0.01 8 3 0.1\n");
+    db_calib_init(&o);
+    CHECK(db_calib_load(&o, old_path) == DB_OK && o.has_staging && o.n_crossings == 0, "second format: %s",
           db_error_message());
     db_calib_free(&o);
     for (int i = 0; i < 3 && i < d.n_stages; i++)
@@ -204,6 +228,11 @@ static void test_file(void)
     CHECK(db_calib_find_transfer(&d, "0123456789abcdef", DB_D2H, &tm) == DB_CALIB_FOUND &&
           tm.bandwidth_gbs == 1.0 / 3, "transfer lookup");
     CHECK(db_calib_find_transfer(&d, "fedcba9876543210", DB_D2H, &tm) == DB_CALIB_MISSING, "missing transfer");
+    double xms = -1;
+    CHECK(db_calib_find_crossing(&d, "fedcba9876543210", "0123456789abcdef", DB_ROLE_CPU, &xms) == DB_CALIB_FOUND &&
+          xms == 0.75, "crossing lookup: %g", xms);
+    CHECK(db_calib_find_crossing(&d, "fedcba9876543210", "0123456789abcdef", DB_ROLE_GPU, &xms) == DB_CALIB_MISSING,
+          "a crossing into the other role found");
 
     /* A missing file is an empty calibration. */
     char none[256];
@@ -221,7 +250,7 @@ static void test_file(void)
         int line;
         const char *what;
     } cases[] = {
-        {"docbin-calibration 3\n", 1, "header"},
+        {"docbin-calibration 4\n", 1, "header"},
         {"garbage\n", 1, "header"},
         {"", 1, "empty"},
         {"stage 0123456789abcdef otsu gray gpu -\n", 3, "fields"},
@@ -243,6 +272,13 @@ static void test_file(void)
         {"staging 0.01 8 3\n", 3, "staging fields"},
         {"staging 0.01 0 3 0.1\n", 3, "staging bandwidth"},
         {"staging 0.01 8 3 0.1\nstaging 0.02 9 3 0.1\n", 4, "staging twice"},
+        {"crossing 0123456789abcdef 0123456789abcdef gpu 0.5\n", 3, "crossing fields"},
+        {"crossing 0123456789abcdef 0123456789abcdef tpu 0.5 3\n", 3, "crossing role"},
+        {"crossing 0123456789abcdef 0123456789abcdef gpu -0.5 3\n", 3, "crossing negative"},
+        {"crossing 0123456789abcdef 0123456789abcdeX gpu 0.5 3\n", 3, "crossing device"},
+        {"crossing 0123456789abcdef 0123456789abcdef gpu 0.5 0\n", 3, "crossing sizes"},
+        {"crossing 0123456789abcdef fedcba9876543210 cpu 0.5 3\ncrossing 0123456789abcdef fedcba9876543210 cpu 0.6 3\n",
+         4, "crossing twice"},
     };
     char bad_path[256];
     snprintf(bad_path, sizeof bad_path, "%s/bad.calib", dir);

@@ -105,14 +105,14 @@ def check_planner(tmp, good):
         rc, _, err = run(['--algo', 'sauvola', '--map', 'gpu', good, '-o', ref], env)
         check(rc == 0, f'sauvola --map gpu failed: {err}')
         # Uncalibrated: the default map (every stage on gpu) and one note line
-        # (6 stage rows, the host's share on 2 roles and the staging copies missing).
+        # (6 stage rows, the host's share on 2 roles, the staging copies and 2 crossings missing).
         for name, args, extra in (('--map auto', ['--map', 'auto'], {}),
                                   ('DOCBIN_MAP=auto', [], {'DOCBIN_MAP': 'auto'})):
             o = os.path.join(tmp, 'plan-auto.png')
             rc, _, err = run(['--algo', 'sauvola'] + args + [good, '-o', o], dict(env, **extra))
             notes = [l for l in err.splitlines() if l.startswith('docbin-run: note: ')]
             check(rc == 0 and os.path.exists(o), f'{name} uncalibrated failed: {err}')
-            check(len(notes) == 1 and '9 entries missing' in notes[0] and 'default map gpu,gpu,gpu' in notes[0]
+            check(len(notes) == 1 and '11 entries missing' in notes[0] and 'default map gpu,gpu,gpu' in notes[0]
                   and 'not calibrated' in notes[0] and 'docbin-bench --calibrate' in notes[0],
                   f'{name}: note missing or wrong: {err!r}')
             check(os.path.exists(o) and open(o, 'rb').read() == open(ref, 'rb').read(),
@@ -140,10 +140,11 @@ def check_planner(tmp, good):
             return
         def write_calib(path, stages, transfers):
             """Sauvola's rows, each stage (name, source, cpu ms, gpu ms) a flat line (b = 0); nearly free staging
-            and host share."""
+            and host share, free crossings."""
             algo = hashlib.sha256(b''.join(kernel_hash(src).encode() + b'\0' for _, src, _, _ in stages)).hexdigest()
             with open(path, 'w') as f:
-                f.write('docbin-calibration 2\nstaging 0 1000 3 0\n')
+                f.write('docbin-calibration 3\nstaging 0 1000 3 0\n')
+                f.write(f'crossing {keys["gpu"]} {keys["cpu"]} cpu 0 3\ncrossing {keys["cpu"]} {keys["gpu"]} gpu 0 3\n')
                 for role in ('cpu', 'gpu'):
                     f.write(f'stage {keys[role]} sauvola host {role} sliding {algo} 0 0 3 0\n')
                 for stage, src, cpu_ms, gpu_ms in stages:

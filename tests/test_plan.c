@@ -278,6 +278,22 @@ static void test_copies(void)
     /* Only the queues: s0 0..1, s1 1..2, s2 2..3, s3 3..4. */
     CHECK(near(sim.transfer_ms, 0) && near(sim.latency_ms, 4), "both shared: transfers %g latency %g",
           sim.transfer_ms, sim.latency_ms);
+
+    /* Crossings, 0.5 ms into the cpu and 0.25 into the gpu: s1 reads a, which the
+    ** gpu wrote (s1 1.5..2.5); s2 finds a and b on the cpu already (2.5..3.5); s3
+    ** reads c from the cpu (3.75..4.75) and a, still valid on the gpu. */
+    db_plan_costs_set_crossing(&c, DB_ROLE_CPU, 0.5);
+    db_plan_costs_set_crossing(&c, DB_ROLE_GPU, 0.25);
+    db_plan_simulate(&c, &m, &sim);
+    CHECK(near(sim.stage_start[1], 1.5) && near(sim.stage_start[2], 2.5) && near(sim.stage_start[3], 3.75) &&
+              near(sim.latency_ms, 4.75) && near(sim.crossing_ms, 0.75),
+          "crossings: s1 at %g, s2 at %g, s3 at %g, latency %g, crossings %g", sim.stage_start[1],
+          sim.stage_start[2], sim.stage_start[3], sim.latency_ms, sim.crossing_ms);
+    /* One role throughout: no crossing. */
+    db_map same = map_of(&copies, "cpu,cpu,cpu,cpu");
+    db_plan_simulate(&c, &same, &sim);
+    CHECK(near(sim.latency_ms, 4) && sim.crossing_ms == 0, "one role: latency %g, crossings %g", sim.latency_ms,
+          sim.crossing_ms);
 }
 
 /* --- ties --- */
@@ -502,10 +518,12 @@ static void test_from_calib(void)
     ** the host's share of a run, and one for the host's staging copies. */
     CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &job, w, h, 1) == DB_OK, "from empty: %s",
           db_error_message());
-    CHECK(c.n_notes == 9 && notes_with(&c, "staging copies", "docbin-bench --calibrate") == 1 &&
+    CHECK(c.n_notes == 11 && notes_with(&c, "staging copies", "docbin-bench --calibrate") == 1 &&
               notes_with(&c, "host's share of sauvola runs on the cpu role", "docbin-bench --calibrate") == 1 &&
-              notes_with(&c, "host's share of sauvola runs on the gpu role", "counted as 0") == 1,
-          "%d notes for an empty calibration, expected 9", c.n_notes);
+              notes_with(&c, "host's share of sauvola runs on the gpu role", "counted as 0") == 1 &&
+              notes_with(&c, "crossing into the cpu role", "counted as 0") == 1 &&
+              notes_with(&c, "crossing into the gpu role", "docbin-bench --calibrate") == 1,
+          "%d notes for an empty calibration, expected 11", c.n_notes);
     for (int s = 0; s < 3; s++)
         for (int r = 0; r < 2; r++) {
             char what[64];
@@ -519,7 +537,8 @@ static void test_from_calib(void)
     choose(&c, DB_PLAN_LATENCY, &ch);
     CHECK(ch.fallback && !strcmp(fmt(&ch.map), "gpu,gpu,gpu"), "uncalibrated chose %s", fmt(&ch.map));
 
-    /* Every row, t = a + b * 5000 (PoCL shares host memory: copies are free):
+    /* Every row, t = a + b * 5000 (PoCL shares host memory: copies are free;
+    ** crossings calibrated at 0 here, and used below):
     **   gray:      cpu 1 + 0 = 1.0        gpu 1.5 + 1e-4 * 5000 = 2.0
     **   stats:     cpu 3 + 2e-4*5000 = 4  gpu 0.25 + 5e-5 * 5000 = 0.5
     **   threshold: cpu 0.5                gpu 1.0
@@ -540,6 +559,12 @@ static void test_from_calib(void)
             db_calib_stage e = row(ctx->role[r], sauvola, s, (db_role)r, "sliding", ab[s][r][0], ab[s][r][1]);
             CHECK(db_calib_put_stage(&calib, &e) == DB_OK, "put: %s", db_error_message());
         }
+    for (int r = 0; r < DB_ROLE_COUNT; r++) {
+        db_calib_crossing x = {.role = (db_role)r, .ms = 0, .sizes = 3};
+        snprintf(x.from, sizeof x.from, "%s", ctx->role[!r]->info.key);
+        snprintf(x.to, sizeof x.to, "%s", ctx->role[r]->info.key);
+        CHECK(db_calib_put_crossing(&calib, &x) == DB_OK, "put crossing: %s", db_error_message());
+    }
     CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &job, w, h, 1) == DB_OK, "from full: %s",
           db_error_message());
     CHECK(c.n_notes == 0, "%d notes for a full calibration: %s", c.n_notes, c.n_notes ? c.notes[0] : "");
@@ -557,6 +582,24 @@ static void test_from_calib(void)
         db_plan_simulate(&c, &m, &sim);
         CHECK(near(sim.latency_ms, 6.7) && near(sim.staging_ms, 0.7), "cpu,cpu,gpu: latency %g staging %g",
               sim.latency_ms, sim.staging_ms);
+        /* A calibrated crossing into the gpu of 0.4 ms: threshold starts that much later, and it is
+        ** part of the host's share. */
+        db_calib_crossing x = {.role = DB_ROLE_GPU, .ms = 0.4, .sizes = 3};
+        snprintf(x.from, sizeof x.from, "%s", ctx->role[DB_ROLE_CPU]->info.key);
+        snprintf(x.to, sizeof x.to, "%s", ctx->role[DB_ROLE_GPU]->info.key);
+        db_plan_costs *cx = malloc(sizeof *cx);
+        CHECK(cx && db_calib_put_crossing(&calib, &x) == DB_OK &&
+                  db_plan_costs_from_calib(cx, &calib, NULL, ctx, sauvola, &job, w, h, 1) == DB_OK &&
+                  cx->n_notes == 0 && near(cx->crossing_ms[DB_ROLE_GPU], 0.4) && cx->crossing_ms[DB_ROLE_CPU] == 0,
+              "crossing row: %s", db_error_message());
+        if (cx) {
+            db_plan_simulate(cx, &m, &sim);
+            CHECK(near(sim.latency_ms, 7.1) && near(sim.staging_ms, 1.1) && near(sim.crossing_ms, 0.4),
+                  "cpu,cpu,gpu with a crossing: latency %g staging %g", sim.latency_ms, sim.staging_ms);
+        }
+        free(cx);
+        x.ms = 0;
+        CHECK(db_calib_put_crossing(&calib, &x) == DB_OK, "put crossing back");
     }
     /* A host row measured with other kernels is stale: a note, and counted as 0. */
     db_calib_stage old_host = host_cpu;

@@ -193,6 +193,8 @@ static int calibrate(const request *rq)
         st = db_calib_put_transfer(&file, &fresh.transfers[i]);
     if (st == DB_OK && fresh.has_staging)
         st = db_calib_put_staging(&file, &fresh.staging);
+    for (int i = 0; i < fresh.n_crossings && st == DB_OK; i++)
+        st = db_calib_put_crossing(&file, &fresh.crossings[i]);
     if (st == DB_OK)
         st = db_calib_save(&file, path);
     if (st == DB_OK) {
@@ -221,6 +223,10 @@ static int calibrate(const request *rq)
         if (fresh.has_staging)
             printf("staging (host copies of a page and its result): %.4f ms + %.3f GB/s, spread %.3f\n",
                    fresh.staging.latency_ms, fresh.staging.bandwidth_gbs, fresh.staging.spread);
+        for (int i = 0; i < fresh.n_crossings; i++)
+            printf("crossing into the %s role (device %s, from device %s): %.4f ms\n",
+                   db_role_name(fresh.crossings[i].role), fresh.crossings[i].to, fresh.crossings[i].from,
+                   fresh.crossings[i].ms);
         printf("%d stage rows and %d transfer rows merged into %s (%d and %d in all)\n", fresh.n_stages,
                fresh.n_transfers, path, file.n_stages, file.n_transfers);
     }
