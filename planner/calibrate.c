@@ -118,6 +118,22 @@ static double host_share(const db_profile *prof, int run, const db_context *ctx,
     return ms;
 }
 
+/* Runs `map` on page k once to warm up and then o->runs times, into a new
+** profile *prof (freed by the caller, NULL when out of memory). */
+static db_status profile_runs(calib_state *c, const db_algo *algo, const db_map *map, const db_job *job, int k,
+                              db_profile **prof)
+{
+    if (!(*prof = db_profile_new()))
+        return db_fail(DB_ERR_NOMEM, "out of memory for a profile");
+    db_status st = DB_OK;
+    for (int run = 0; run <= c->o->runs && st == DB_OK; run++) {
+        db_image *result = NULL;
+        st = db_run(c->ctx, algo, map, job, c->pages[k], &result, NULL, *prof);
+        db_image_free(result);
+    }
+    return st;
+}
+
 /* Calibrates the stages of `algo` with variant `v` that have an implementation on role `r`,
 ** and the host's share of its runs when every stage is on `r`. */
 static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_role r, char hash[][65],
@@ -147,15 +163,10 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
             return db_error_status();
         progress(c, "%s%s%s on %s at %dx%d, %d runs", algo->name, algo->n_variants ? " " : "",
                  algo->n_variants ? variant : "", db_role_name(r), w, h, o->runs + 1);
-        db_profile *prof = db_profile_new();
+        db_profile *prof;
+        db_status st = profile_runs(c, algo, &map, &job, k, &prof);
         if (!prof)
-            return db_fail(DB_ERR_NOMEM, "out of memory for a profile");
-        db_status st = DB_OK;
-        for (int run = 0; run <= o->runs && st == DB_OK; run++) {
-            db_image *result = NULL;
-            st = db_run(c->ctx, algo, &map, &job, c->pages[k], &result, NULL, prof);
-            db_image_free(result);
-        }
+            return st;
         for (int s = 0; s < algo->n_stages && st == DB_OK; s++) {
             for (int run = 1; run <= o->runs; run++)
                 spans[run - 1] = stage_span(prof, run, algo->stages[s].name, map.role[s]);
@@ -376,15 +387,10 @@ static db_status calibrate_crossings(calib_state *c, const db_algo *const *algos
             progress(c, "crossings into %s: %s %s at %dx%d, %d runs", db_role_name((db_role)r), algo->name, text,
                      c->pages[k]->width, c->pages[k]->height, o->runs + 1);
             double predicted = predict(c, algo, &job, &map, k, out);
-            db_profile *prof = db_profile_new();
+            db_profile *prof;
+            db_status st = profile_runs(c, algo, &map, &job, k, &prof);
             if (!prof)
-                return db_fail(DB_ERR_NOMEM, "out of memory for a profile");
-            db_status st = DB_OK;
-            for (int run = 0; run <= o->runs && st == DB_OK; run++) {
-                db_image *result = NULL;
-                st = db_run(c->ctx, algo, &map, &job, c->pages[k], &result, NULL, prof);
-                db_image_free(result);
-            }
+                return st;
             for (int run = 1; run <= o->runs && st == DB_OK; run++)
                 excess[run - 1] = db_profile_run_wall_ms(prof, run) - predicted;
             db_profile_free(prof);
