@@ -118,18 +118,34 @@ static double host_share(const db_profile *prof, int run, const db_context *ctx,
     return ms;
 }
 
-/* Runs `map` on page k once to warm up and then o->runs times, into a new
-** profile *prof (freed by the caller, NULL when out of memory). */
+/* Wall time that the timed runs of a short map fill at least (with at most
+** RUNS_FACTOR times o->runs runs): a median of 5 runs of a sub-millisecond map
+** moves by tens of percent from one calibration to the next, and these runs
+** cost next to nothing. */
+#define SHORT_RUNS_MS 100.0
+#define RUNS_FACTOR 8
+
+/* Runs `map` on page k once to warm up and then o->runs times or more (above),
+** into a new profile *prof (freed by the caller, NULL when out of memory);
+** *runs is the number of timed runs, runs 1..*runs of the profile. */
 static db_status profile_runs(calib_state *c, const db_algo *algo, const db_map *map, const db_job *job, int k,
-                              db_profile **prof)
+                              db_profile **prof, int *runs)
 {
+    *runs = c->o->runs;
     if (!(*prof = db_profile_new()))
         return db_fail(DB_ERR_NOMEM, "out of memory for a profile");
     db_status st = DB_OK;
-    for (int run = 0; run <= c->o->runs && st == DB_OK; run++) {
+    for (int run = 0; run <= *runs && st == DB_OK; run++) {
         db_image *result = NULL;
         st = db_run(c->ctx, algo, map, job, c->pages[k], &result, NULL, *prof);
         db_image_free(result);
+        if (st == DB_OK && run == 1) {
+            double ms = db_profile_run_wall_ms(*prof, 1);
+            int want = ms > 0 ? (int)ceil(SHORT_RUNS_MS / ms) : RUNS_FACTOR * c->o->runs;
+            int most = RUNS_FACTOR * c->o->runs < DB_PROFILE_MAX_RUNS - 1 ? RUNS_FACTOR * c->o->runs
+                                                                            : DB_PROFILE_MAX_RUNS - 1;
+            *runs = want < *runs ? *runs : want > most ? most : want;
+        }
     }
     return st;
 }
@@ -161,17 +177,18 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
         int w = o->sizes[k].width, h = o->sizes[k].height;
         if (!c->pages[k] && !(c->pages[k] = db_sample_page(w, h, 1)))
             return db_error_status();
-        progress(c, "%s%s%s on %s at %dx%d, %d runs", algo->name, algo->n_variants ? " " : "",
+        progress(c, "%s%s%s on %s at %dx%d, %d runs or more", algo->name, algo->n_variants ? " " : "",
                  algo->n_variants ? variant : "", db_role_name(r), w, h, o->runs + 1);
         db_profile *prof;
-        db_status st = profile_runs(c, algo, &map, &job, k, &prof);
+        int runs;
+        db_status st = profile_runs(c, algo, &map, &job, k, &prof, &runs);
         if (!prof)
             return st;
         for (int s = 0; s < algo->n_stages && st == DB_OK; s++) {
-            for (int run = 1; run <= o->runs; run++)
+            for (int run = 1; run <= runs; run++)
                 spans[run - 1] = stage_span(prof, run, algo->stages[s].name, map.role[s]);
             db_box box;
-            st = db_box_stats(spans, o->runs, &box);
+            st = db_box_stats(spans, runs, &box);
             samples[s][k] = (db_cost_sample){.size = (double)w * h, .ms = box.median};
         }
         if (st == DB_OK && one_role) {
@@ -179,10 +196,10 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
             int channels = c->pages[k]->channels;
             size_t in = db_item_bytes(&algo->items[algo->input], &job, w, h, channels);
             size_t res = db_item_bytes(&algo->items[algo->output], &job, w, h, channels);
-            for (int run = 1; run <= o->runs; run++)
+            for (int run = 1; run <= runs; run++)
                 spans[run - 1] = host_share(prof, run, c->ctx, out, in, res);
             db_box box;
-            st = db_box_stats(spans, o->runs, &box);
+            st = db_box_stats(spans, runs, &box);
             /* Below zero where the staging model over-predicts the copies: nothing is left for the host. */
             host[k] = (db_cost_sample){.size = (double)w * h, .ms = box.median > 0 ? box.median : 0};
         }
@@ -384,21 +401,22 @@ static db_status calibrate_crossings(calib_state *c, const db_algo *const *algos
         db_map_format(&map, text, sizeof text);
         double residual[DB_CALIBRATE_MAX_SIZES], excess[DB_PROFILE_MAX_RUNS];
         for (int k = 0; k < o->n_sizes; k++) {
-            progress(c, "crossings into %s: %s %s at %dx%d, %d runs", db_role_name((db_role)r), algo->name, text,
-                     c->pages[k]->width, c->pages[k]->height, o->runs + 1);
+            progress(c, "crossings into %s: %s %s at %dx%d, %d runs or more", db_role_name((db_role)r), algo->name,
+                     text, c->pages[k]->width, c->pages[k]->height, o->runs + 1);
             double predicted = predict(c, algo, &job, &map, k, out);
             db_profile *prof;
-            db_status st = profile_runs(c, algo, &map, &job, k, &prof);
+            int runs;
+            db_status st = profile_runs(c, algo, &map, &job, k, &prof, &runs);
             if (!prof)
                 return st;
-            for (int run = 1; run <= o->runs && st == DB_OK; run++)
+            for (int run = 1; run <= runs && st == DB_OK; run++)
                 excess[run - 1] = db_profile_run_wall_ms(prof, run) - predicted;
             db_profile_free(prof);
             db_box box;
             if (st == DB_OK && isnan(predicted))
                 st = db_fail(DB_ERR_USAGE, "calibrating crossings with %s: its rows are missing", algo->name);
             if (st == DB_OK)
-                st = db_box_stats(excess, o->runs, &box);
+                st = db_box_stats(excess, runs, &box);
             if (st != DB_OK) {
                 char why[1024];
                 snprintf(why, sizeof why, "%s", db_error_message());

@@ -6,9 +6,11 @@
 ** map that puts each stage on r where it has an implementation there (else on
 ** the other role; such stages get no row for r). At each size one warm-up run
 ** is dropped (program builds, JIT, first touch) and each stage's sample is the
-** median of its span over the timed runs; t = a + b * pixels is fitted through
-** the samples (planner/cost.h) and stored under the device key, role, variant
-** and kernel hash (planner/calib.h), with the fit's spread.
+** median of its span over the timed runs (`runs`, or as many more as fill
+** 100 ms, up to 8 times `runs`: short maps are noisy and cheap); t = a + b *
+** pixels is fitted through the samples (planner/cost.h) and stored under the
+** device key, role, variant and kernel hash (planner/calib.h), with the fit's
+** spread.
 **
 ** Parameters are the algorithm's defaults: a larger window or Howe's c changes
 ** the cost, so a calibration describes default runs. Copies are timed for each
@@ -47,7 +49,7 @@ typedef struct db_calibrate_options {
     int n_sizes;
     size_t transfer_bytes[DB_CALIBRATE_MAX_SIZES]; /* copy sizes, >= DB_COST_MIN_SIZES distinct */
     int n_transfer_sizes;
-    int runs;                /* timed runs per size, after one warm-up run */
+    int runs;                /* timed runs per size, after one warm-up run (more for short maps) */
     db_progress_fn progress; /* may be NULL */
     void *user;
 } db_calibrate_options;
