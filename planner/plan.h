@@ -19,8 +19,9 @@
 ** Choosing (db_plan_choose) simulates every runnable map and scores it for
 ** the objective. Every map within DB_PLAN_MARGIN of the best score counts as
 ** a tie: a calibrated line is good to a few percent, and a map that moves
-** stages off the default pays in ways the model leaves out (cross-device
-** events, host threads sharing the CPU with the cpu role's device). Ties go to
+** stages off the default pays in ways the model leaves out (host threads
+** sharing the CPU with the cpu role's device, a page whose content costs more
+** than the calibration's). Ties go to
 ** the map with fewer stages moved off the default map (db_map_default), then to
 ** the lower score, then to the earlier map in db_map_nth order, so the same
 ** costs always give the same map. When an
