@@ -292,6 +292,7 @@ bool db_plan_runnable(const db_plan_costs *costs, const db_map *map, char *why, 
 struct place {
     bool host_valid, rep_valid[DB_ROLE_COUNT];
     double host_t, rep_t[DB_ROLE_COUNT];
+    int writer;      /* the role of the stage that wrote it; -1 for the input, which starts on the host */
 };
 
 struct sim_state {
@@ -359,9 +360,8 @@ static double fetch(struct sim_state *st, int item, db_role role, bool *crossed)
 {
     struct place *p = &st->item[item];
     if (!p->rep_valid[role]) {
-        bool crossing = false;
-        for (int r = 0; r < DB_ROLE_COUNT; r++)
-            crossing |= r != (int)role && p->rep_valid[r];
+        /* The input's host copy needs no event: only what the other role wrote crosses. */
+        bool crossing = p->writer >= 0 && p->writer != (int)role;
         double host_t = fetch_host(st, item);
         p->rep_t[role] = copy(st, item, role, DB_H2D, host_t + (crossing ? st->costs->crossing_ms[role] : 0));
         p->rep_valid[role] = true;
@@ -379,6 +379,8 @@ void db_plan_simulate(const db_plan_costs *costs, const db_map *map, db_plan_sim
     memset(&st, 0, sizeof st);
     st.costs = costs;
     st.sim = sim;
+    for (int i = 0; i < DB_MAX_ITEMS; i++)
+        st.item[i].writer = -1;
     st.item[algo->input].host_valid = true;
     /* db_run copies the decoded page into staging memory before it enqueues anything. */
     double in_ms = 0, out_ms = 0;
@@ -414,6 +416,7 @@ void db_plan_simulate(const db_plan_costs *costs, const db_map *map, db_plan_sim
             memset(p, 0, sizeof *p);
             p->rep_valid[r] = true;
             p->rep_t[r] = end;
+            p->writer = r;
         }
     }
     sim->latency_ms = fetch_host(&st, algo->output);

@@ -11,7 +11,9 @@
 ** shares host memory (PoCL) maps instead of copying, at no cost; an item that
 ** one role wrote and the other reads pays the calibrated crossing cost of the
 ** reading role before its copy there (the host waits across contexts, and
-** the reader's device starts from idle); the output (and the report item,
+** the reader's device starts from idle: a delay of the run that occupies no
+** device queue, so it adds to the latency and not to a batch's period); the
+** input starts on the host and crosses nothing; the output (and the report item,
 ** when the algorithm has one) ends on the host. Every map also pays the
 ** host's own copies (memcpy) of the decoded page into staging memory before
 ** the graph and of the result out of it after.

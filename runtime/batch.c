@@ -373,6 +373,8 @@ static void *codec_thread(void *arg)
                 b->page_bytes = bytes;
             if (s)
                 s->bytes = bytes;
+            if (bytes < reserved)
+                pthread_cond_broadcast(&b->codec_cv); /* less held than reserved: room for another */
             if (s && b->aborted) {
                 drop(s);
                 leave(b, bytes);

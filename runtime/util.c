@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,7 +262,11 @@ static unsigned long long cgroup_limit(const char *root, char *group, const char
     }
 }
 
-size_t db_memory_size(void)
+static size_t memory_size;
+static pthread_once_t memory_once = PTHREAD_ONCE_INIT;
+
+/* Reads the memory size once: images check their size against it on every allocation. */
+static void read_memory_size(void)
 {
     unsigned long long bytes = (unsigned long long)-1;
     long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
@@ -284,7 +289,13 @@ size_t db_memory_size(void)
     }
     if (f)
         fclose(f);
-    return bytes > SIZE_MAX ? SIZE_MAX : (size_t)bytes;
+    memory_size = bytes > SIZE_MAX ? SIZE_MAX : (size_t)bytes;
+}
+
+size_t db_memory_size(void)
+{
+    pthread_once(&memory_once, read_memory_size);
+    return memory_size;
 }
 
 uint64_t db_now_ns(void)

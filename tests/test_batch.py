@@ -326,6 +326,7 @@ def test_usage_errors(tmp):
         'max-memory 0': (['--algo', 'otsu', '--out-dir', out, '--max-memory', '0', a], ['--max-memory']),
         'max-memory 3Q': (['--algo', 'otsu', '--out-dir', out, '--max-memory', '3Q', a], ['--max-memory']),
         'max-memory -1G': (['--algo', 'otsu', '--out-dir', out, '--max-memory', '-1G', a], ['--max-memory']),
+        'max-memory " -1"': (['--algo', 'otsu', '--out-dir', out, '--max-memory', ' -1', a], ['--max-memory']),
         'serial with threads': (['--algo', 'otsu', '--out-dir', out, '--serial', '--threads', '2', a], ['--serial']),
         '-o with --out-dir': (['--algo', 'otsu', '--out-dir', out, a, '-o', os.path.join(tmp, 'o.png')], ['-o']),
         'batch option without --out-dir': (['--algo', 'otsu', '--skip-existing', a, '-o', os.path.join(tmp, 'o.png')],

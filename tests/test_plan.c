@@ -319,6 +319,33 @@ static void shared_costs(db_plan_costs *c, const db_algo *algo, const double (*m
                 db_plan_costs_set_stage(c, s, (db_role)r, ms[s][r]);
 }
 
+/* Crossings on the diamond: what a stage wrote on the other role crosses, the
+** input (on the host from the start) never does, and a crossing delays the run
+** without occupying a queue. */
+static void test_crossings(void)
+{
+    db_plan_costs c;
+    const double ones[3][2] = {{1, 1}, {1, 1}, {1, 1}};
+    shared_costs(&c, &diamond, ones);
+    db_plan_costs_set_crossing(&c, DB_ROLE_CPU, 0.5);
+    db_plan_costs_set_crossing(&c, DB_ROLE_GPU, 0.25);
+    db_plan_sim sim;
+    /* cpu,gpu,cpu: left 0..1 on cpu; right reads the input on the gpu (no crossing although the
+    ** cpu read it first) 0..1; join reads b from the gpu: 1 + 0.5 = 1.5..2.5. */
+    db_map m = map_of(&diamond, "cpu,gpu,cpu");
+    db_plan_simulate(&c, &m, &sim);
+    CHECK(near(sim.stage_start[1], 0) && near(sim.stage_start[2], 1.5) && near(sim.latency_ms, 2.5) &&
+              near(sim.crossing_ms, 0.5) && near(sim.period_ms, 2),
+          "cpu,gpu,cpu: right at %g, join at %g, latency %g, crossings %g, period %g", sim.stage_start[1],
+          sim.stage_start[2], sim.latency_ms, sim.crossing_ms, sim.period_ms);
+    /* gpu,gpu,cpu: both of join's inputs cross into the cpu, waited for together: one crossing,
+    ** 2 + 0.5 = 2.5..3.5. */
+    m = map_of(&diamond, "gpu,gpu,cpu");
+    db_plan_simulate(&c, &m, &sim);
+    CHECK(near(sim.stage_start[2], 2.5) && near(sim.latency_ms, 3.5) && near(sim.crossing_ms, 0.5),
+          "gpu,gpu,cpu: join at %g, latency %g, crossings %g", sim.stage_start[2], sim.latency_ms, sim.crossing_ms);
+}
+
 static void test_ties(void)
 {
     db_plan_costs c;
@@ -669,6 +696,7 @@ int main(void)
     test_throughput_differs();
     test_overlap();
     test_copies();
+    test_crossings();
     test_ties();
     test_no_gpu_impl();
     test_unknown();

@@ -218,7 +218,7 @@ static size_t parse_bytes(const char *text)
     char *end;
     errno = 0;
     unsigned long long n = strtoull(text, &end, 10);
-    if (end == text || errno || text[0] == '-')
+    if (!isdigit((unsigned char)text[0]) || end == text || errno)
         return 0;
     const char *units = "KMGT", *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
     if (*end && (!u || end[1]))
