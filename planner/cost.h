@@ -6,8 +6,11 @@
 ** lines fitted by least squares (GSL) to samples (size, ms), where each sample
 ** is the median of warm runs at one size: medians, because one slow run (a
 ** page fault, another process) would drag a mean and with it every plan
-** (specs/runtime-notes.md, StarPU). A line through two sizes always fits, so a
-** fit needs at least DB_COST_MIN_SIZES distinct sizes.
+** (specs/runtime-notes.md, StarPU). The fit weighs each sample by 1 / ms^2:
+** it minimises relative residuals, as the planner's error is judged relative
+** to the time, so a small page's prediction is not left to the intercept that
+** the largest page's noise happens to leave. A line through two sizes always
+** fits, so a fit needs at least DB_COST_MIN_SIZES distinct sizes.
 */
 #ifndef DB_COST_H
 #define DB_COST_H
