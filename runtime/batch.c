@@ -11,8 +11,8 @@
 ** than they decode; with a bound near the backlog they would wait, idle, for
 ** the lanes to drain it (bench/results/batch-h200.md, round 13). The images
 ** held also stay within `max_bytes` (default: a quarter of the memory the
-** process may use), counted from the largest page decoded so far (until the
-** first is decoded each codec thread may take one), so that
+** process may use), each counted from its file's header before it is decoded
+** (a header that cannot tell counts as the largest page so far), so that
 ** large scans on a small machine or in a Slurm job wait instead of swapping
 ** or being killed. Codec threads prefer encoding to decoding, which frees
 ** memory and finishes outputs first.
@@ -52,7 +52,7 @@ typedef struct batch {
     pthread_cond_t lane_cv;   /* lanes: something to run, or no more to come */
     int next;                 /* the next input to claim */
     int live, limit;          /* images in memory, and the bound */
-    size_t held_bytes, budget; /* their bytes (those still decoding counted as page_bytes), and the bound */
+    size_t held_bytes, budget; /* their bytes (those still decoding as reserved), and the bound */
     size_t page_bytes;        /* the most bytes one image has held so far */
     int decoding;             /* decodes under way (their images may still join the ready queue) */
     slot *ready, *ready_tail; /* decoded, waiting for a lane */
@@ -112,10 +112,10 @@ static void leave(batch *b, size_t bytes)
     pthread_cond_broadcast(&b->codec_cv);
 }
 
-/* Whether a codec thread may take another input (b->lock held): one image is always allowed. */
-static bool room(const batch *b)
+/* Whether an input of `bytes` bytes may be decoded now (b->lock held): one image is always allowed. */
+static bool room(const batch *b, size_t bytes)
 {
-    return b->live < b->limit && (b->live == 0 || b->held_bytes + b->page_bytes <= b->budget);
+    return b->live < b->limit && (b->live == 0 || b->held_bytes + bytes <= b->budget);
 }
 
 /* ---- Reporting ------------------------------------------------------------- */
@@ -322,10 +322,32 @@ static int original_index(const db_batch_list *list, int i)
     return list->shard_n ? list->shard_k - 1 + i * list->shard_n : i;
 }
 
+/* What input i will hold once decoded, from its header: its pixels and its
+** result's (one byte a pixel). 0 when it is skipped as existing; SIZE_MAX when
+** its header cannot tell (the decode will, or will report why). */
+static size_t declared_bytes(const batch *b, int i)
+{
+    struct stat sb;
+    if (b->opt->skip_existing && stat(b->list->outputs[i], &sb) == 0 && S_ISREG(sb.st_mode))
+        return 0;
+    int width, height, channels;
+    if (db_image_peek(b->list->inputs[i], &width, &height, &channels) != DB_OK) {
+        db_error_clear();
+        return SIZE_MAX;
+    }
+    return (size_t)width * (size_t)height * ((size_t)channels + 1);
+}
+
+/* A codec thread encodes what the lanes have run and decodes what they will
+** run. It claims the next input and reads its header first, so that the
+** memory it reserves is the page's own; until there is room for it, it goes on
+** encoding. */
 static void *codec_thread(void *arg)
 {
     batch *b = arg;
     const db_batch_list *list = b->list;
+    int claimed = -1;    /* an input claimed, waiting for room */
+    size_t reserved = 0; /* the bytes it will hold: declared by its header, else the largest page so far */
     pthread_mutex_lock(&b->lock);
     for (;;) {
         slot *s = pop(&b->done, &b->done_tail);
@@ -338,12 +360,27 @@ static void *codec_thread(void *arg)
             leave(b, bytes);
             continue;
         }
-        if (b->next < list->n && room(b)) {
-            int i = b->next++;
-            size_t reserved = b->page_bytes;
+        if (claimed < 0 && b->next < list->n && !b->aborted) {
+            /* Claimed inputs count as decoding: the lanes wait for them. */
+            claimed = b->next++;
+            b->decoding++;
+            pthread_mutex_unlock(&b->lock);
+            size_t want = declared_bytes(b, claimed);
+            pthread_mutex_lock(&b->lock);
+            reserved = want == SIZE_MAX ? b->page_bytes : want;
+            continue;
+        }
+        if (claimed >= 0 && b->aborted) {
+            claimed = -1;
+            b->decoding--;
+            pthread_cond_broadcast(&b->lane_cv);
+            continue;
+        }
+        if (claimed >= 0 && room(b, reserved)) {
+            int i = claimed;
+            claimed = -1;
             b->live++;
             b->held_bytes += reserved;
-            b->decoding++;
             pthread_mutex_unlock(&b->lock);
             s = calloc(1, sizeof *s);
             bool to_lane = false;
@@ -393,7 +430,7 @@ static void *codec_thread(void *arg)
             pthread_cond_broadcast(&b->lane_cv);
             continue;
         }
-        if (b->next >= list->n && b->live == 0)
+        if (claimed < 0 && b->next >= list->n && b->live == 0)
             break;
         pthread_cond_wait(&b->codec_cv, &b->lock);
     }

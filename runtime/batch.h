@@ -110,9 +110,9 @@ typedef struct db_batch_options {
     const char *gpu_spec;   /* likewise; "all": one device lane per OpenCL GPU device */
     int in_flight;          /* images on the devices at once, over all lanes (0: 2 per lane) */
     int threads;            /* decoding and encoding threads (0: the online CPUs) */
-    size_t max_bytes;       /* decoded images and their results held at once, in bytes, counted from
-                            ** the largest image so far; one image at least (0: a quarter of
-                            ** db_memory_size()) */
+    size_t max_bytes;       /* decoded images and their results held at once, in bytes, each counted
+                            ** from its file's header before decoding (else as the largest so far);
+                            ** one image at least (0: a quarter of db_memory_size()) */
     int bits;               /* output bits per pixel, 1 or 8 (0: 1) */
     bool skip_existing;     /* an existing output is complete (atomic writes): skip its input */
     bool codec_only;        /* decode, threshold at 128 on the host, encode: no device at all */

@@ -17,6 +17,13 @@
 ** composited over white). NULL and an error naming `name` on failure. */
 db_image *db_png_read(const uint8_t *bytes, size_t size, const char *name);
 
+/* The sides and channel count (1 or 3, as db_png_read decodes them) that a
+** PNG's header declares, from the file's first 26 bytes or more. DB_ERR_FORMAT
+** naming `name` when they hold no PNG header, and db_image_check_size's error
+** when the declared image could not be decoded. */
+db_status db_png_peek(const uint8_t *bytes, size_t size, const char *name, int *width, int *height,
+                      int *channels);
+
 /* Encodes `img` as PNG into `f`: 1-bit gray (white iff value >= 128), 8-bit
 ** gray or 8-bit RGB. `path` names the final file in error messages. */
 db_status db_png_write(const db_image *img, FILE *f, int bits, const char *path);
@@ -24,6 +31,10 @@ db_status db_png_write(const db_image *img, FILE *f, int bits, const char *path)
 /* Decodes a PNM (P1–P6) held in memory into an 8-bit gray or RGB image.
 ** NULL and an error naming `name` on failure. */
 db_image *db_pnm_read(const uint8_t *bytes, size_t size, const char *name);
+
+/* As db_png_peek, for a PNM header (all of it up to the maxval must be in `bytes`). */
+db_status db_pnm_peek(const uint8_t *bytes, size_t size, const char *name, int *width, int *height,
+                      int *channels);
 
 /* Encodes `img` into `f` as P4 (bits 1; black iff value < 128), P5 (gray)
 ** or P6 (RGB). `path` names the final file in error messages. */

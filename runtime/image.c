@@ -253,6 +253,36 @@ db_image *db_image_read(const char *path)
     return img;
 }
 
+db_status db_image_peek(const char *path, int *width, int *height, int *channels)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int err = errno;
+        return db_fail(DB_ERR_IO, "cannot read %s: %s%s", path, strerror(err), io_hint(err, 0));
+    }
+    uint8_t head[DB_IMAGE_PEEK_BYTES];
+    size_t size = 0;
+    while (size < sizeof head) {
+        ssize_t n = read(fd, head + size, sizeof head - size);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int err = errno;
+            close(fd);
+            return db_fail(DB_ERR_IO, "cannot read %s: %s%s", path, strerror(err), io_hint(err, 0));
+        }
+        if (n == 0)
+            break;
+        size += (size_t)n;
+    }
+    close(fd);
+    if (size >= sizeof png_signature && memcmp(head, png_signature, sizeof png_signature) == 0)
+        return db_png_peek(head, size, path, width, height, channels);
+    if (size >= 2 && head[0] == 'P' && head[1] >= '1' && head[1] <= '6')
+        return db_pnm_peek(head, size, path, width, height, channels);
+    return db_fail(DB_ERR_FORMAT, "%s: not a PNG or PNM image (unrecognised signature); convert it to PNG", path);
+}
+
 /* The file's format from its extension. Each PNM extension promises a kind
 ** of image (.pbm 1-bit, .pgm gray, .ppm RGB), so a mismatch is refused rather
 ** than producing, say, a P5 file named .pbm. */

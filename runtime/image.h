@@ -60,6 +60,17 @@ void db_image_free(db_image *img);
 ** Returns NULL and an error message naming `path` on any failure. */
 db_image *db_image_read(const char *path);
 
+/* The sides and channel count (1 or 3) of the image that the PNG or PNM file
+** `path` holds, from its header alone (the first DB_IMAGE_PEEK_BYTES bytes),
+** as db_image_read would decode it: what a batch reserves memory for before it
+** decodes a page. Errors name `path`; an image db_image_check_size refuses is
+** an error here too. */
+db_status db_image_peek(const char *path, int *width, int *height, int *channels);
+
+/* How much of a file db_image_peek reads: PNG's header is 33 bytes; a PNM
+** header with long comments may not fit, and then only the decode can tell. */
+enum { DB_IMAGE_PEEK_BYTES = 4096 };
+
 /* Reads an image from memory; `name` is used in error messages. */
 db_image *db_image_read_memory(const uint8_t *bytes, size_t size, const char *name);
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <png.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "runtime/codec.h"
@@ -68,20 +69,27 @@ static uint8_t over_white(unsigned c, unsigned a)
     return (uint8_t)((c * a + 255u * (255u - a) + 127u) / 255u);
 }
 
-/* libpng's own limit check on IHDR reports "Image width exceeds user limit";
-** checking the declared size first gives the same message as every other
-** oversized image. IHDR is always the first chunk: width at byte 16, height
-** at 20, big-endian. Only the sides are checked here; the full check, with
-** the channel count, follows png_read_info. */
-static db_status check_declared_sides(const uint8_t *bytes, size_t size, const char *name)
+/* The sides that IHDR declares: IHDR is always the first chunk, width at byte
+** 16 and height at 20, big-endian. False when the bytes hold no IHDR there. */
+static bool ihdr_sides(const uint8_t *bytes, size_t size, unsigned long *width, unsigned long *height)
 {
     if (size < 24 || memcmp(bytes + 12, "IHDR", 4) != 0)
-        return DB_OK;
-    unsigned long width = (unsigned long)bytes[16] << 24 | (unsigned long)bytes[17] << 16
-                          | (unsigned long)bytes[18] << 8 | bytes[19];
-    unsigned long height = (unsigned long)bytes[20] << 24 | (unsigned long)bytes[21] << 16
-                           | (unsigned long)bytes[22] << 8 | bytes[23];
-    if (width > DB_IMAGE_MAX_SIDE || height > DB_IMAGE_MAX_SIDE)
+        return false;
+    *width = (unsigned long)bytes[16] << 24 | (unsigned long)bytes[17] << 16 | (unsigned long)bytes[18] << 8
+             | bytes[19];
+    *height = (unsigned long)bytes[20] << 24 | (unsigned long)bytes[21] << 16 | (unsigned long)bytes[22] << 8
+              | bytes[23];
+    return true;
+}
+
+/* libpng's own limit check on IHDR reports "Image width exceeds user limit";
+** checking the declared size first gives the same message as every other
+** oversized image. Only the sides are checked here; the full check, with the
+** channel count, follows png_read_info. */
+static db_status check_declared_sides(const uint8_t *bytes, size_t size, const char *name)
+{
+    unsigned long width, height;
+    if (ihdr_sides(bytes, size, &width, &height) && (width > DB_IMAGE_MAX_SIDE || height > DB_IMAGE_MAX_SIDE))
         return db_image_check_size((long long)width, (long long)height, 1, name);
     return DB_OK;
 }
@@ -204,6 +212,23 @@ fail:
     db_image_free(img);
     png_destroy_read_struct(&png, &info, NULL);
     return NULL;
+}
+
+db_status db_png_peek(const uint8_t *bytes, size_t size, const char *name, int *width, int *height,
+                      int *channels)
+{
+    unsigned long w, h;
+    if (size < 26 || !ihdr_sides(bytes, size, &w, &h))
+        return db_fail(DB_ERR_FORMAT, "%s: corrupt or truncated PNG (no IHDR chunk first); re-export the file",
+                       name);
+    /* Colour and palette images decode to RGB, gray ones (with or without alpha) to gray. */
+    int c = bytes[25] & PNG_COLOR_MASK_COLOR ? 3 : 1;
+    if (db_image_check_size((long long)w, (long long)h, c, name) != DB_OK)
+        return db_error_status();
+    *width = (int)w;
+    *height = (int)h;
+    *channels = c;
+    return DB_OK;
 }
 
 db_image *db_png_read(const uint8_t *bytes, size_t size, const char *name)

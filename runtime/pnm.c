@@ -172,36 +172,60 @@ static db_status read_raw_samples(struct pnm_parser *p, db_image *img, unsigned 
     return DB_OK;
 }
 
+/* Reads the header up to the maxval (none in bitmaps): the kind (1 to 6) and
+** the declared sides and maxval. */
+static db_status read_header(struct pnm_parser *p, int *kind, unsigned long long *width, unsigned long long *height,
+                             unsigned long long *maxval)
+{
+    const uint8_t *bytes = p->bytes;
+    size_t size = p->size;
+    const char *name = p->name;
+    *kind = size >= 2 && bytes[0] == 'P' ? bytes[1] - '0' : 0;
+    if (*kind < 1 || *kind > 6)
+        return db_fail(DB_ERR_FORMAT, "%s: not a PNM image (P1 to P6); convert it to PNG", name);
+    if (size > 2 && !is_space(bytes[2]) && bytes[2] != '#')
+        return db_fail(DB_ERR_FORMAT, "%s: bad PNM header (no space after the magic number P%d); "
+                       "re-export the file", name, *kind);
+    *maxval = 1;
+    if (read_number(p, "the width", width) != DB_OK || read_number(p, "the height", height) != DB_OK)
+        return db_error_status();
+    if (*kind == 1 || *kind == 4)
+        return DB_OK;
+    if (read_number(p, "the maxval", maxval) != DB_OK)
+        return db_error_status();
+    if (*maxval < 1 || *maxval > 65535)
+        return db_fail(DB_ERR_FORMAT, "%s: bad PNM maxval %llu (it must be 1 to 65535); "
+                       "re-export the file", name, *maxval);
+    return DB_OK;
+}
+
+db_status db_pnm_peek(const uint8_t *bytes, size_t size, const char *name, int *width, int *height,
+                      int *channels)
+{
+    struct pnm_parser p = { bytes, size, 2, name };
+    int kind;
+    unsigned long long w, h, maxval;
+    if (read_header(&p, &kind, &w, &h, &maxval) != DB_OK)
+        return db_error_status();
+    int c = kind == 3 || kind == 6 ? 3 : 1;
+    if (db_image_check_size((long long)w, (long long)h, c, name) != DB_OK)
+        return db_error_status();
+    *width = (int)w;
+    *height = (int)h;
+    *channels = c;
+    return DB_OK;
+}
+
 db_image *db_pnm_read(const uint8_t *bytes, size_t size, const char *name)
 {
     struct pnm_parser p = { bytes, size, 2, name };
-    int kind = size >= 2 && bytes[0] == 'P' ? bytes[1] - '0' : 0;
-    if (kind < 1 || kind > 6) {
-        db_fail(DB_ERR_FORMAT, "%s: not a PNM image (P1 to P6); convert it to PNG", name);
+    int kind;
+    unsigned long long width, height, maxval;
+    if (read_header(&p, &kind, &width, &height, &maxval) != DB_OK)
         return NULL;
-    }
-    if (size > 2 && !is_space(bytes[2]) && bytes[2] != '#') {
-        db_fail(DB_ERR_FORMAT, "%s: bad PNM header (no space after the magic number P%d); "
-                "re-export the file", name, kind);
-        return NULL;
-    }
     int bitmap = kind == 1 || kind == 4;
     int plain = kind <= 3;
     int channels = kind == 3 || kind == 6 ? 3 : 1;
-
-    unsigned long long width, height, maxval = 1;
-    if (read_number(&p, "the width", &width) != DB_OK
-        || read_number(&p, "the height", &height) != DB_OK)
-        return NULL;
-    if (!bitmap) {
-        if (read_number(&p, "the maxval", &maxval) != DB_OK)
-            return NULL;
-        if (maxval < 1 || maxval > 65535) {
-            db_fail(DB_ERR_FORMAT, "%s: bad PNM maxval %llu (it must be 1 to 65535); "
-                    "re-export the file", name, maxval);
-            return NULL;
-        }
-    }
     if (db_image_check_size((long long)width, (long long)height, channels, name) != DB_OK)
         return NULL;
 

@@ -284,15 +284,15 @@ def test_failed_runs(tmp):
 
 
 def test_memory_bound(tmp):
-    """--max-memory: with room for less than one page and one codec thread (more threads may each
-    take a page before the first page's size is known) the batch holds one image at a time (the log's
-    [start_ms, start_ms + wall_ms] intervals are disjoint) and writes the same outputs; without it,
-    images overlap."""
+    """--max-memory: with room for less than one page the batch holds one image at a time from the
+    first page on, however many codec threads (each page is counted from its header before it is
+    decoded): the log's [start_ms, start_ms + wall_ms] intervals are disjoint, and the outputs are the
+    same; without it, images overlap."""
     inputs = make_inputs(os.path.join(tmp, 'in'), [f'p{i}.png' for i in range(6)])
     spans = {}
     for label, extra in (('default', []), ('1 byte', ['--max-memory', '1']), ('1K', ['--max-memory', '1K'])):
         out = os.path.join(tmp, 'out-' + label.replace(' ', '-'))
-        rc, so, err = run(['--algo', 'sauvola', '--map', 'gpu,cpu,gpu', '--in-flight', '3', '--threads', '1',
+        rc, so, err = run(['--algo', 'sauvola', '--map', 'gpu,cpu,gpu', '--in-flight', '3', '--threads', '3',
                            '--out-dir', out, '--log-json', '-'] + extra + inputs)
         check(rc == 0, f'--max-memory {label}: exit {rc}: {err}')
         entries = log_lines(so, f'--max-memory {label}')

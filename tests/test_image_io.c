@@ -412,6 +412,108 @@ static size_t png_header_only(uint8_t *out, uint32_t width, uint32_t height, int
     return pos + 12;
 }
 
+/* db_image_peek against the decode itself: every PNG colour type (with a
+** palette and with transparency), bit depths 1 to 16 and interlacing, and
+** every PNM kind with comments in its header; then what it refuses. */
+static void test_peek(void)
+{
+    static uint8_t rows[4 * 3 * 8 * 2], indices[16];
+    for (size_t i = 0; i < sizeof rows; i++)
+        rows[i] = (uint8_t)(i * 37);
+    for (size_t i = 0; i < sizeof indices; i++)
+        indices[i] = (uint8_t)(i % 4);
+    static const png_color palette[4] = {{0, 0, 0}, {255, 255, 255}, {10, 20, 30}, {90, 90, 90}};
+    static const uint8_t trans_alpha[2] = {0, 128};
+    static const png_color_16 trans_gray = {.gray = 3};
+    const struct png_spec specs[] = {
+        {.width = 5, .height = 3, .color_type = PNG_COLOR_TYPE_GRAY, .bit_depth = 8, .rows = rows},
+        {.width = 7, .height = 2, .color_type = PNG_COLOR_TYPE_GRAY, .bit_depth = 1, .rows = rows},
+        {.width = 3, .height = 4, .color_type = PNG_COLOR_TYPE_GRAY, .bit_depth = 16, .rows = rows,
+         .interlaced = 1},
+        {.width = 4, .height = 3, .color_type = PNG_COLOR_TYPE_GRAY, .bit_depth = 8, .rows = rows,
+         .trans_color = &trans_gray},
+        {.width = 4, .height = 2, .color_type = PNG_COLOR_TYPE_GRAY_ALPHA, .bit_depth = 8, .rows = rows},
+        {.width = 3, .height = 3, .color_type = PNG_COLOR_TYPE_RGB, .bit_depth = 8, .rows = rows},
+        {.width = 2, .height = 5, .color_type = PNG_COLOR_TYPE_RGB_ALPHA, .bit_depth = 16, .rows = rows},
+        {.width = 6, .height = 2, .color_type = PNG_COLOR_TYPE_PALETTE, .bit_depth = 2, .rows = rows,
+         .palette = palette, .palette_size = 4},
+        {.width = 6, .height = 2, .color_type = PNG_COLOR_TYPE_PALETTE, .bit_depth = 8, .rows = indices,
+         .palette = palette, .palette_size = 4, .trans_alpha = trans_alpha, .trans_count = 2},
+    };
+    char path[512];
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        size_t size = 0;
+        uint8_t *bytes = build_png(&specs[i], &size);
+        char name[32];
+        snprintf(name, sizeof name, "peek%zu.png", i);
+        if (!CHECK(bytes && write_file(name, bytes, size))) {
+            free(bytes);
+            continue;
+        }
+        free(bytes);
+        int w = 0, h = 0, c = 0;
+        db_image *img = db_image_read(path_of(path, sizeof path, name));
+        if (CHECK(img) && CHECK(db_image_peek(path, &w, &h, &c) == DB_OK))
+            CHECK(w == img->width && h == img->height && c == img->channels);
+        db_image_free(img);
+    }
+    static const char *pnms[] = {
+        "P1\n# a comment\n3 2\n1 0 1\n0 1 0\n",
+        "P2 4 1 # comment\n255\n0 1 2 3\n",
+        "P3\n2 1\n65535\n0 0 0 65535 65535 65535\n",
+        "P4\n9 2\n\xff\x80\x00\x00",
+        "P5 3 2 255\n\x01\x02\x03\x04\x05\x06",
+        "P6\n#c\n1 2\n255\n\x01\x02\x03\x04\x05\x06",
+    };
+    for (size_t i = 0; i < sizeof pnms / sizeof pnms[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "peek%zu.pnm", i);
+        size_t size = i == 3 ? 11 : i == 4 ? 17 : i == 5 ? 22 : strlen(pnms[i]);
+        if (!CHECK(write_file(name, pnms[i], size)))
+            continue;
+        int w = 0, h = 0, c = 0;
+        db_image *img = db_image_read(path_of(path, sizeof path, name));
+        if (CHECK(img) && CHECK(db_image_peek(path, &w, &h, &c) == DB_OK))
+            CHECK(w == img->width && h == img->height && c == img->channels);
+        db_image_free(img);
+    }
+
+    /* A header past the bytes peeked: the decode reads it, the peek cannot. */
+    size_t long_size = DB_IMAGE_PEEK_BYTES + 64;
+    char *long_header = malloc(long_size);
+    if (CHECK(long_header)) {
+        memset(long_header, ' ', long_size);
+        memcpy(long_header, "P5\n#", 4);
+        long_header[long_size - 20] = '\n';
+        memcpy(long_header + long_size - 19, "2 1 255\n\x07\x08", 10);
+        CHECK(write_file("longcomment.pgm", long_header, long_size - 9));
+        int w, h, c;
+        db_image *img = db_image_read(path_of(path, sizeof path, "longcomment.pgm"));
+        CHECK(img && img->width == 2 && img->height == 1);
+        db_image_free(img);
+        CHECK(db_image_peek(path, &w, &h, &c) == DB_ERR_FORMAT && strstr(db_error_message(), path));
+        free(long_header);
+    }
+
+    /* What the peek refuses, naming the file: no such file, a foreign format, a PNG
+    ** cut inside IHDR, sides past the limit. */
+    int w, h, c;
+    CHECK(db_image_peek(path_of(path, sizeof path, "missing.png"), &w, &h, &c) == DB_ERR_IO
+          && strstr(db_error_message(), path));
+    CHECK(write_file("peek.gif", "GIF89a\x01\x00\x01\x00", 10));
+    CHECK(db_image_peek(path_of(path, sizeof path, "peek.gif"), &w, &h, &c) == DB_ERR_FORMAT
+          && strstr(db_error_message(), path));
+    uint8_t header[64];
+    size_t n = png_header_only(header, 5, 5, PNG_COLOR_TYPE_RGB);
+    CHECK(n > 25 && write_file("cut.png", header, 25));
+    CHECK(db_image_peek(path_of(path, sizeof path, "cut.png"), &w, &h, &c) == DB_ERR_FORMAT
+          && strstr(db_error_message(), path));
+    n = png_header_only(header, DB_IMAGE_MAX_SIDE + 1, 5, PNG_COLOR_TYPE_GRAY);
+    CHECK(write_file("wide.png", header, n));
+    CHECK(db_image_peek(path_of(path, sizeof path, "wide.png"), &w, &h, &c) != DB_OK
+          && strstr(db_error_message(), path));
+}
+
 /* ---- the tests ---- */
 
 static void test_check_size(void)
@@ -1091,6 +1193,7 @@ int main(void)
     test_bad_png();
     test_bad_files();
     test_bad_writes();
+    test_peek();
     remove_tree(temp_dir);
     if (failures) {
         fprintf(stderr, "test_image_io: %d of %d checks failed\n", failures, checks);
