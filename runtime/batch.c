@@ -54,7 +54,7 @@ typedef struct batch {
     int live, limit;          /* images in memory, and the bound */
     size_t held_bytes, budget; /* their bytes (those still decoding as reserved), and the bound */
     size_t page_bytes;        /* the most bytes one image has held so far */
-    int decoding;             /* decodes under way (their images may still join the ready queue) */
+    int decoding;             /* inputs claimed and not yet decoded (they may still join the ready queue) */
     slot *ready, *ready_tail; /* decoded, waiting for a lane */
     slot *done, *done_tail;   /* run, waiting to be encoded */
     bool setting_up;          /* the lanes are still opening: what is not for a lane waits in `held` */
@@ -346,8 +346,8 @@ static void *codec_thread(void *arg)
 {
     batch *b = arg;
     const db_batch_list *list = b->list;
-    int claimed = -1;    /* an input claimed, waiting for room */
-    size_t reserved = 0; /* the bytes it will hold: declared by its header, else the largest page so far */
+    int claimed = -1; /* an input claimed, waiting for room */
+    size_t want = 0;  /* the bytes its header declares (SIZE_MAX: unknown) */
     pthread_mutex_lock(&b->lock);
     for (;;) {
         slot *s = pop(&b->done, &b->done_tail);
@@ -365,9 +365,8 @@ static void *codec_thread(void *arg)
             claimed = b->next++;
             b->decoding++;
             pthread_mutex_unlock(&b->lock);
-            size_t want = declared_bytes(b, claimed);
+            want = declared_bytes(b, claimed);
             pthread_mutex_lock(&b->lock);
-            reserved = want == SIZE_MAX ? b->page_bytes : want;
             continue;
         }
         if (claimed >= 0 && b->aborted) {
@@ -376,6 +375,8 @@ static void *codec_thread(void *arg)
             pthread_cond_broadcast(&b->lane_cv);
             continue;
         }
+        /* Unknown: as the largest page so far, as large as it is now. */
+        size_t reserved = want == SIZE_MAX ? b->page_bytes : want;
         if (claimed >= 0 && room(b, reserved)) {
             int i = claimed;
             claimed = -1;
@@ -441,7 +442,8 @@ static void *codec_thread(void *arg)
 
 /* ---- Device lanes ------------------------------------------------------------- */
 
-/* Whether no image is left for a lane: none waiting, none to decode, none decoding (b->lock held). */
+/* Whether no image is left for a lane: none waiting, none to claim, none claimed and not yet decoded
+** (b->lock held). */
 static bool drained(const batch *b)
 {
     return !b->ready && b->next >= b->list->n && b->decoding == 0;

@@ -18,9 +18,10 @@
 db_image *db_png_read(const uint8_t *bytes, size_t size, const char *name);
 
 /* The sides and channel count (1 or 3, as db_png_read decodes them) that a
-** PNG's header declares, from the file's first 26 bytes or more. DB_ERR_FORMAT
-** naming `name` when they hold no PNG header, and db_image_check_size's error
-** when the declared image could not be decoded. */
+** PNG's header declares, from the file's first 26 bytes or more (the caller
+** has checked the signature). DB_ERR_FORMAT naming `name` when IHDR is not
+** where it must be, and db_image_check_size's error when the declared image
+** could not be decoded. */
 db_status db_png_peek(const uint8_t *bytes, size_t size, const char *name, int *width, int *height,
                       int *channels);
 
@@ -32,7 +33,8 @@ db_status db_png_write(const db_image *img, FILE *f, int bits, const char *path)
 ** NULL and an error naming `name` on failure. */
 db_image *db_pnm_read(const uint8_t *bytes, size_t size, const char *name);
 
-/* As db_png_peek, for a PNM header (all of it up to the maxval must be in `bytes`). */
+/* As db_png_peek, for a PNM header; DB_ERR_FORMAT when `bytes` end before the
+** header does (its last number must be followed by a byte). */
 db_status db_pnm_peek(const uint8_t *bytes, size_t size, const char *name, int *width, int *height,
                       int *channels);
 

@@ -255,10 +255,25 @@ db_image *db_image_read(const char *path)
 
 db_status db_image_peek(const char *path, int *width, int *height, int *channels)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* Only regular files are opened: a pipe's bytes, once read, would be gone
+    ** for the decode, and even opening a FIFO releases a writer waiting for its
+    ** reader. Non-blocking and checked again, for a path replaced meanwhile. */
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        int err = errno;
+        return db_fail(DB_ERR_IO, "cannot read %s: %s%s", path, strerror(err), io_hint(err, 0));
+    }
+    const char *not_regular = "%s is not a regular file: its header can only be read with the image";
+    if (!S_ISREG(st.st_mode))
+        return db_fail(DB_ERR_IO, not_regular, path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         int err = errno;
         return db_fail(DB_ERR_IO, "cannot read %s: %s%s", path, strerror(err), io_hint(err, 0));
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return db_fail(DB_ERR_IO, not_regular, path);
     }
     uint8_t head[DB_IMAGE_PEEK_BYTES];
     size_t size = 0;

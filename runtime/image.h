@@ -64,11 +64,12 @@ db_image *db_image_read(const char *path);
 ** `path` holds, from its header alone (the first DB_IMAGE_PEEK_BYTES bytes),
 ** as db_image_read would decode it: what a batch reserves memory for before it
 ** decodes a page. Errors name `path`; an image db_image_check_size refuses is
-** an error here too. */
+** an error here too, and so is a path that is not a regular file (a pipe's
+** bytes, once read, would be missing from the decode). */
 db_status db_image_peek(const char *path, int *width, int *height, int *channels);
 
 /* How much of a file db_image_peek reads: PNG's header is 33 bytes; a PNM
-** header with long comments may not fit, and then only the decode can tell. */
+** header with long comments may not fit, and then the peek fails. */
 enum { DB_IMAGE_PEEK_BYTES = 4096 };
 
 /* Reads an image from memory; `name` is used in error messages. */

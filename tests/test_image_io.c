@@ -495,6 +495,33 @@ static void test_peek(void)
         free(long_header);
     }
 
+    /* A P4 header whose height is cut by the end of the bytes peeked ("3000" read
+    ** as "30"): the peek fails rather than report the smaller page. */
+    size_t cut_size = DB_IMAGE_PEEK_BYTES + 6000 + 8;
+    char *cut = malloc(cut_size);
+    if (CHECK(cut)) {
+        memset(cut, 0, cut_size);
+        memset(cut, ' ', DB_IMAGE_PEEK_BYTES);
+        memcpy(cut, "P4\n#", 4);
+        memcpy(cut + DB_IMAGE_PEEK_BYTES - 6, "\n16 30", 6);
+        memcpy(cut + DB_IMAGE_PEEK_BYTES, "00\n", 3);
+        CHECK(write_file("cut.pbm", cut, DB_IMAGE_PEEK_BYTES + 3 + 6000));
+        db_image *img = db_image_read(path_of(path, sizeof path, "cut.pbm"));
+        CHECK(img && img->width == 16 && img->height == 3000);
+        db_image_free(img);
+        int w, h, c;
+        CHECK(db_image_peek(path, &w, &h, &c) == DB_ERR_FORMAT && strstr(db_error_message(), path));
+        free(cut);
+    }
+
+    /* A FIFO: never read (its bytes would be gone for the decode), and opening
+    ** one without a writer does not wait. */
+    if (CHECK(mkfifo(path_of(path, sizeof path, "fifo.png"), 0600) == 0)) {
+        int w, h, c;
+        CHECK(db_image_peek(path, &w, &h, &c) == DB_ERR_IO && strstr(db_error_message(), "regular file"));
+        unlink(path);
+    }
+
     /* What the peek refuses, naming the file: no such file, a foreign format, a PNG
     ** cut inside IHDR, sides past the limit. */
     int w, h, c;
