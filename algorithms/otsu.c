@@ -27,7 +27,7 @@ static db_status histogram_reduce(db_stage_run *run, cl_mem partial, cl_uint par
     if (st != DB_OK)
         return st;
     const size_t global = 256;
-    return db_stage_launch(run, k, 1, &global, NULL);
+    return db_stage_launch(run, k, 1, &global, db_any_group);
 }
 
 static db_status histogram_cpu(db_stage_run *run)
@@ -48,8 +48,11 @@ static db_status histogram_cpu(db_stage_run *run)
                                  sizeof chunks, &chunks, sizeof partial, &partial);
     if (st != DB_OK)
         return st;
+    /* A work-group per chunk or so (db_any_group): with PoCL's own choice all
+    ** 64 chunks went to one work-group, on one core, 6 to 8 times slower on
+    ** 16 cores (bench/results/pocl-groups-h100.md). */
     size_t global = chunks;
-    if ((st = db_stage_launch(run, k, 1, &global, NULL)) != DB_OK)
+    if ((st = db_stage_launch(run, k, 1, &global, db_any_group)) != DB_OK)
         return st;
     return histogram_reduce(run, partial, chunks);
 }

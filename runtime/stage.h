@@ -207,6 +207,6 @@ extern const size_t db_any_group[3];
 ** calibration row's kernel hash, because a launch change moves a stage's cost
 ** as much as a source change (fixed CPU work-groups made Sauvola's statistics
 ** several times faster on PoCL). Change it with any such change. */
-#define DB_LAUNCH_REVISION "launch 2: fixed work-groups on CPU devices"
+#define DB_LAUNCH_REVISION "launch 3: fixed work-groups on CPU devices, Otsu's histogram too"
 
 #endif
