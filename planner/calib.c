@@ -18,7 +18,7 @@
 #define CALIB_FIX "the calibration is not used; recalibrate, or delete the file to start uncalibrated"
 
 /* Fields of a stage row and of a transfer row, the row's kind included. */
-enum { STAGE_FIELDS = 11, TRANSFER_FIELDS = 7, STAGING_FIELDS = 5, CROSSING_FIELDS = 7, CROSSING_FIELDS_3 = 6,
+enum { STAGE_FIELDS = 11, TRANSFER_FIELDS = 7, STAGING_FIELDS = 5, CROSSING_FIELDS = 6,
        MAX_FIELDS = DB_CALIB_MAX_FIELDS };
 
 void db_calib_init(db_calib *calib)
@@ -164,7 +164,7 @@ static const char *crossing_problem(const db_calib_crossing *e)
         return "a device key is not 16 lower-case hex digits";
     if (e->role != DB_ROLE_CPU && e->role != DB_ROLE_GPU)
         return "the role is neither cpu nor gpu";
-    if (!isfinite(e->ms) || e->ms < 0 || !isfinite(e->ms_per_byte) || e->ms_per_byte < 0)
+    if (!isfinite(e->ms) || e->ms < 0)
         return "the cost is negative or not a number";
     if (e->sizes < 1)
         return "sizes is not a positive count";
@@ -342,8 +342,7 @@ static const char *parse_staging(char **f, int n, db_transfer_model *m, char *wh
 
 static const char *parse_crossing(char **f, int n, db_calib_crossing *e, char *why, size_t why_size)
 {
-    /* Version 3 rows have no cost per byte. */
-    if (n != CROSSING_FIELDS && n != CROSSING_FIELDS_3) {
+    if (n != CROSSING_FIELDS) {
         snprintf(why, why_size, "a crossing row has %d fields, not %d", n, CROSSING_FIELDS);
         return why;
     }
@@ -358,10 +357,8 @@ static const char *parse_crossing(char **f, int n, db_calib_crossing *e, char *w
         return "the role (field 4) is neither cpu nor gpu";
     if (!db_calib_parse_number(f[4], &e->ms))
         return "the cost (field 5) is not a number";
-    if (n == CROSSING_FIELDS && !db_calib_parse_number(f[5], &e->ms_per_byte))
-        return "the cost per byte (field 6) is not a number";
-    if (!parse_count(f[n - 1], &e->sizes))
-        return n == CROSSING_FIELDS ? "sizes (field 7) is not a count" : "sizes (field 6) is not a count";
+    if (!parse_count(f[5], &e->sizes))
+        return "sizes (field 6) is not a count";
     return crossing_problem(e);
 }
 
@@ -394,8 +391,8 @@ static db_status parse_file(const char *path, char *text, db_calib *out)
         char *line = p;
         p = nl + 1;
         if (line_no == 1) {
-            if (strcmp(line, DB_CALIB_HEADER) != 0 && strcmp(line, DB_CALIB_HEADER_3) != 0 &&
-                strcmp(line, DB_CALIB_HEADER_2) != 0 && strcmp(line, DB_CALIB_HEADER_1) != 0)
+            if (strcmp(line, DB_CALIB_HEADER) != 0 && strcmp(line, DB_CALIB_HEADER_2) != 0 &&
+                strcmp(line, DB_CALIB_HEADER_1) != 0)
                 return db_fail(DB_ERR_FORMAT, "%s:1: the header is '%.40s', not '%s' (another docbin's format, or "
                                "not a calibration file); %s", path, line, DB_CALIB_HEADER, CALIB_FIX);
             continue;
@@ -509,7 +506,7 @@ db_status db_calib_save(const db_calib *calib, const char *path)
     fprintf(af.f, "# stage device algo stage role variant kernel-hash a(ms) b(ms/pixel) sizes spread\n");
     fprintf(af.f, "# transfer device dir latency(ms) bandwidth(GB/s) sizes spread\n");
     fprintf(af.f, "# staging latency(ms) bandwidth(GB/s) sizes spread\n");
-    fprintf(af.f, "# crossing from-device to-device role ms ms/byte sizes\n");
+    fprintf(af.f, "# crossing from-device to-device role ms sizes\n");
     for (int i = 0; i < calib->n_stages; i++) {
         const db_calib_stage *e = &calib->stages[i];
         fprintf(af.f, "stage %s %s %s %s %s %s %.17g %.17g %d %.17g\n", e->device, e->algo, e->stage,
@@ -526,8 +523,7 @@ db_status db_calib_save(const db_calib *calib, const char *path)
                 calib->staging.sizes, calib->staging.spread);
     for (int i = 0; i < calib->n_crossings; i++) {
         const db_calib_crossing *e = &calib->crossings[i];
-        fprintf(af.f, "crossing %s %s %s %.17g %.17g %d\n", e->from, e->to, db_role_name(e->role), e->ms,
-                e->ms_per_byte, e->sizes);
+        fprintf(af.f, "crossing %s %s %s %.17g %d\n", e->from, e->to, db_role_name(e->role), e->ms, e->sizes);
     }
     if (ferror(af.f)) {
         db_atomic_abort(&af);
@@ -574,13 +570,12 @@ db_calib_found db_calib_find_transfer(const db_calib *calib, const char *device,
 }
 
 db_calib_found db_calib_find_crossing(const db_calib *calib, const char *from, const char *to, db_role role,
-                                      double *ms, double *ms_per_byte)
+                                      double *ms)
 {
     int i = find_crossing(calib, from, to, role);
     if (i < 0)
         return DB_CALIB_MISSING;
     *ms = calib->crossings[i].ms;
-    *ms_per_byte = calib->crossings[i].ms_per_byte;
     return DB_CALIB_FOUND;
 }
 

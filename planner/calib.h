@@ -3,11 +3,11 @@
 **
 ** The file is plain text, one entry per line, fields separated by spaces:
 **
-**   docbin-calibration 4
+**   docbin-calibration 3
 **   stage <device> <algo> <stage> <role> <variant> <kernel-hash> <a> <b> <sizes> <spread>
 **   transfer <device> <dir> <latency> <bandwidth> <sizes> <spread>
 **   staging <latency> <bandwidth> <sizes> <spread>
-**   crossing <from> <to> <role> <ms> <ms-per-byte> <sizes>
+**   crossing <from> <to> <role> <ms> <sizes>
 **
 **   device       16 hex digits: the device key (db_device_info.key: platform, name, driver)
 **   algo, stage  names as --list-algos prints them
@@ -30,14 +30,9 @@
 **                one context and then enqueues into the other (buffer.h,
 **                db_event_bridge), and the reader's device starts from idle
 **   role         for a crossing, the role of the reading stage (cpu or gpu)
-**   ms, ms-per-byte  a crossing costs ms + ms-per-byte * bytes, both >= 0, where
-**                bytes are what the stage reads across: copies after the other
-**                device wrote (or before it reads) host memory run slower than
-**                the copy rows' untouched memory, and the reader starts with cold
-**                caches. Fitted (planner/cost.h) over the calibration sizes to
-**                a run's wall time less the simulated time of the same map
-**                without crossing costs (planner/calibrate.c). A version 3 row
-**                has no ms-per-byte: 0.
+**   ms           a crossing's cost in ms, >= 0: the median over the calibration
+**                sizes of a run's wall time less the simulated time of the same
+**                map without crossing costs (planner/calibrate.c)
 **
 ** A stage row whose stage is `host` (DB_CALIB_HOST_STAGE) models the rest of
 ** the host's share of a run of the algorithm when its output comes from that
@@ -62,12 +57,10 @@
 #include "runtime/stage.h"
 
 /* The first line of every calibration file; bump the number when rows change. */
-#define DB_CALIB_HEADER "docbin-calibration 4"
+#define DB_CALIB_HEADER "docbin-calibration 3"
 
-/* The headers of the earlier formats, with crossings that cost the same
-** whatever crosses (3), without crossing rows (2) and without the staging row
-** either (1); still read. */
-#define DB_CALIB_HEADER_3 "docbin-calibration 3"
+/* The headers of the earlier formats, without crossing rows (2) and without
+** the staging row either (1); still read. */
 #define DB_CALIB_HEADER_2 "docbin-calibration 2"
 #define DB_CALIB_HEADER_1 "docbin-calibration 1"
 
@@ -99,9 +92,8 @@ typedef struct db_calib_transfer {
 typedef struct db_calib_crossing {
     char from[17], to[17];
     db_role role;
-    double ms;                     /* the fixed cost, >= 0 */
-    double ms_per_byte;            /* the cost of each byte that crosses, >= 0 */
-    int sizes;                     /* the calibration sizes it was fitted over, >= 1 */
+    double ms;
+    int sizes;                     /* the calibration sizes it is the median of, >= 1 */
 } db_calib_crossing;
 
 /* A host's calibration: every entry of its file, in file order. */
@@ -165,10 +157,9 @@ db_calib_found db_calib_find_stage(const db_calib *calib, const char *device, co
 db_calib_found db_calib_find_transfer(const db_calib *calib, const char *device, db_transfer_dir dir,
                                       db_transfer_model *model);
 
-/* Looks up the cost of a crossing into `role` on device `to` from device `from`
-** (its fixed cost and cost per byte): FOUND or MISSING. */
+/* Looks up the cost of a crossing into `role` on device `to` from device `from`: FOUND or MISSING. */
 db_calib_found db_calib_find_crossing(const db_calib *calib, const char *from, const char *to, db_role role,
-                                      double *ms, double *ms_per_byte);
+                                      double *ms);
 
 /* The calibration file of this host: $DOCBIN_PERF_DIR/<host>.calib, else
 ** $XDG_DATA_HOME/docbin/perf/<host>.calib, else ~/.local/share/docbin/perf/<host>.calib.

@@ -329,10 +329,9 @@ static db_status calibrate_staging(calib_state *c, db_calib *out)
 }
 
 /* The latency the planner predicts for `map` of `algo` on the page of size k
-** from the rows of `calib`, crossings counted as 0 (NAN when a row is
-** missing), and in *bytes (may be NULL) the bytes its stages read across. */
+** from the rows of `calib`, crossings counted as 0; NAN when a row is missing. */
 static double predict(calib_state *c, const db_algo *algo, const db_job *job, const db_map *map, int k,
-                      const db_calib *calib, double *bytes)
+                      const db_calib *calib)
 {
     db_plan_costs *costs = malloc(sizeof *costs);
     if (!costs)
@@ -342,12 +341,10 @@ static double predict(calib_state *c, const db_algo *algo, const db_job *job, co
     if (db_plan_costs_from_calib(costs, calib, NULL, c->ctx, algo, job, page->width, page->height,
                                  page->channels) == DB_OK) {
         for (int r = 0; r < DB_ROLE_COUNT; r++)
-            db_plan_costs_set_crossing(costs, (db_role)r, 0, 0);
+            db_plan_costs_set_crossing(costs, (db_role)r, 0);
         db_plan_sim sim;
         db_plan_simulate(costs, map, &sim);
         ms = sim.latency_ms;
-        if (bytes)
-            *bytes = sim.crossing_bytes;
     }
     free(costs);
     return ms;
@@ -358,11 +355,8 @@ static double predict(calib_state *c, const db_algo *algo, const db_job *job, co
 ** cpu run is predicted cheapest at the largest size is run with its first stage
 ** on one role and the rest on the other, at every size: with short stages, what
 ** is left of a run's wall time after the simulated time of that map is the
-** crossing, not the noise of a long stage. At each size that is the median of
-** (wall time - simulated time) over the runs, at least 0; a line through those
-** against the bytes read across (planner/cost.h) gives the fixed cost and the
-** cost per byte. Where it does not rise with the bytes, the crossing is their
-** median and nothing per byte. */
+** crossing, not the noise of a long stage. A crossing costs the median over the
+** sizes of the median of (wall time - simulated time), at least 0. */
 static db_status calibrate_crossings(calib_state *c, const db_algo *const *algos, int n_algos, db_calib *out)
 {
     const db_calibrate_options *o = c->o;
@@ -387,7 +381,7 @@ static db_status calibrate_crossings(calib_state *c, const db_algo *const *algos
             if (o->variant && !strcmp(o->variant, cand->variants[v]))
                 j.variant = v;
         db_map all_cpu = {.n = cand->n_stages};
-        double ms = predict(c, cand, &j, &all_cpu, largest, out, NULL);
+        double ms = predict(c, cand, &j, &all_cpu, largest, out);
         if (ms < cheapest) {
             cheapest = ms;
             algo = cand;
@@ -406,12 +400,10 @@ static db_status calibrate_crossings(calib_state *c, const db_algo *const *algos
         char text[64];
         db_map_format(&map, text, sizeof text);
         double residual[DB_CALIBRATE_MAX_SIZES], excess[DB_PROFILE_MAX_RUNS];
-        db_cost_sample by_bytes[DB_CALIBRATE_MAX_SIZES];
         for (int k = 0; k < o->n_sizes; k++) {
             progress(c, "crossings into %s: %s %s at %dx%d, %d runs or more", db_role_name((db_role)r), algo->name,
                      text, c->pages[k]->width, c->pages[k]->height, o->runs + 1);
-            double bytes = 0;
-            double predicted = predict(c, algo, &job, &map, k, out, &bytes);
+            double predicted = predict(c, algo, &job, &map, k, out);
             db_profile *prof;
             int runs;
             db_status st = profile_runs(c, algo, &map, &job, k, &prof, &runs);
@@ -431,19 +423,11 @@ static db_status calibrate_crossings(calib_state *c, const db_algo *const *algos
                 return db_fail(st, "calibrating crossings into %s with %s, map %s: %s", db_role_name((db_role)r),
                                algo->name, text, why);
             }
-            residual[k] = box.median > 0 ? box.median : 0;
-            by_bytes[k] = (db_cost_sample){.size = bytes, .ms = residual[k]};
+            residual[k] = box.median;
         }
         db_box box;
         db_status st = db_box_stats(residual, o->n_sizes, &box);
-        db_calib_crossing e = {.role = (db_role)r, .ms = box.median, .sizes = o->n_sizes};
-        db_cost_model line;
-        if (st == DB_OK && db_cost_fit(by_bytes, o->n_sizes, &line) == DB_OK && line.b > 0) {
-            e.ms = line.a > 0 ? line.a : 0;
-            e.ms_per_byte = line.b;
-        } else if (st == DB_OK) {
-            db_error_clear(); /* the same bytes at every size: no line, the median stands */
-        }
+        db_calib_crossing e = {.role = (db_role)r, .ms = box.median > 0 ? box.median : 0, .sizes = o->n_sizes};
         snprintf(e.from, sizeof e.from, "%s", c->ctx->role[other]->info.key);
         snprintf(e.to, sizeof e.to, "%s", c->ctx->role[r]->info.key);
         if (st == DB_OK)

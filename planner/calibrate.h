@@ -25,8 +25,7 @@
 ** (calib.h's crossing rows): the cheapest algorithm being calibrated whose
 ** stages all run on both roles runs with its first stage on one role and the
 ** rest on the other, and what its wall time has beyond the simulated time of
-** that map is the crossing: a line through those excesses against the bytes
-** read across at each size (a fixed cost and a cost per byte).
+** that map is the crossing.
 */
 #ifndef DB_CALIBRATE_H
 #define DB_CALIBRATE_H

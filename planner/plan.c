@@ -48,10 +48,9 @@ void db_plan_costs_set_staging(db_plan_costs *costs, const db_transfer_model *mo
     costs->staging_model = *model;
 }
 
-void db_plan_costs_set_crossing(db_plan_costs *costs, db_role role, double ms, double ms_per_byte)
+void db_plan_costs_set_crossing(db_plan_costs *costs, db_role role, double ms)
 {
     costs->crossing_ms[role] = ms;
-    costs->crossing_ms_per_byte[role] = ms_per_byte;
 }
 
 void db_plan_costs_set_stage(db_plan_costs *costs, int stage, db_role role, double ms)
@@ -215,9 +214,9 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
         if (!costs->bound[r] || !costs->bound[other] || !here || !there || algo->n_stages < 2)
             continue;
         const db_device_info *to = &ctx->role[r]->info, *from = &ctx->role[other]->info;
-        double ms, per_byte;
-        if (db_calib_find_crossing(calib, from->key, to->key, (db_role)r, &ms, &per_byte) == DB_CALIB_FOUND)
-            db_plan_costs_set_crossing(costs, (db_role)r, ms, per_byte);
+        double ms;
+        if (db_calib_find_crossing(calib, from->key, to->key, (db_role)r, &ms) == DB_CALIB_FOUND)
+            db_plan_costs_set_crossing(costs, (db_role)r, ms);
         else
             add_note(costs, "a crossing into the %s role (device '%s', key %s) from the %s role (device '%s', key %s) "
                      "is not calibrated and counted as 0; run docbin-bench --calibrate", db_role_name((db_role)r),
@@ -355,25 +354,18 @@ static double fetch_host(struct sim_state *st, int item)
     return p->host_t;
 }
 
-/* Whether `item` crosses into `role` when a stage there reads it: the other
-** role wrote it and it is not on `role` yet. The input's host copy needs no
-** event: only what the other role wrote crosses. */
-static bool crosses(const struct sim_state *st, int item, db_role role)
-{
-    const struct place *p = &st->item[item];
-    return !p->rep_valid[role] && p->writer >= 0 && p->writer != (int)role;
-}
-
-/* buffer.c's db_buffer_fetch: through the host, once per device. What crosses
-** waits `crossing` ms (the reading stage's crossing) before its copy. */
-static double fetch(struct sim_state *st, int item, db_role role, double crossing)
+/* buffer.c's db_buffer_fetch: through the host, once per device. Written by
+** the other role, the copy waits for the crossing first, and *crossed is set. */
+static double fetch(struct sim_state *st, int item, db_role role, bool *crossed)
 {
     struct place *p = &st->item[item];
     if (!p->rep_valid[role]) {
-        double wait = crosses(st, item, role) ? crossing : 0;
+        /* The input's host copy needs no event: only what the other role wrote crosses. */
+        bool crossing = p->writer >= 0 && p->writer != (int)role;
         double host_t = fetch_host(st, item);
-        p->rep_t[role] = copy(st, item, role, DB_H2D, host_t + wait);
+        p->rep_t[role] = copy(st, item, role, DB_H2D, host_t + (crossing ? st->costs->crossing_ms[role] : 0));
         p->rep_valid[role] = true;
+        *crossed |= crossing;
     }
     return p->rep_t[role];
 }
@@ -408,25 +400,13 @@ void db_plan_simulate(const db_plan_costs *costs, const db_map *map, db_plan_sim
         for (int o = 0; o < stage->n_outputs; o++)
             if (stage->outputs[o] == algo->output)
                 out_role = r;
-        /* The host waits for the inputs together: one crossing, priced by all the bytes that cross. */
-        double bytes = 0, crossing = 0;
+        double ready = 0;
         bool crossed = false;
         for (int i = 0; i < stage->n_inputs; i++)
-            if (crosses(&st, stage->inputs[i], r)) {
-                bool again = false;
-                for (int j = 0; j < i; j++)
-                    again |= stage->inputs[j] == stage->inputs[i];
-                bytes += again ? 0 : (double)costs->item_bytes[stage->inputs[i]];
-                crossed = true;
-            }
-        if (crossed) {
-            crossing = costs->crossing_ms[r] + costs->crossing_ms_per_byte[r] * bytes;
-            sim->crossing_ms += crossing;
-            sim->crossing_bytes += bytes;
-        }
-        double ready = 0;
-        for (int i = 0; i < stage->n_inputs; i++)
-            ready = max2(ready, fetch(&st, stage->inputs[i], r, crossing));
+            ready = max2(ready, fetch(&st, stage->inputs[i], r, &crossed));
+        /* The host waits for the inputs together: one crossing however many items cross. */
+        if (crossed)
+            sim->crossing_ms += costs->crossing_ms[r];
         sim->stage_known[s] = costs->stage[s][r] == DB_PLAN_KNOWN;
         sim->stage_ms[s] = sim->stage_known[s] ? costs->stage_ms[s][r] : 0;
         sim->known &= sim->stage_known[s];

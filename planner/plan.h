@@ -10,8 +10,7 @@
 ** host -> device on the reader's, once per item and place; a device that
 ** shares host memory (PoCL) maps instead of copying, at no cost; an item that
 ** one role wrote and the other reads pays the calibrated crossing cost of the
-** reading role (a fixed cost and a cost per byte it reads across) before its
-** copy there (the host waits across contexts, and
+** reading role before its copy there (the host waits across contexts, and
 ** the reader's device starts from idle: a delay of the run that occupies no
 ** device queue, so it adds to the latency and not to a batch's period); the
 ** input starts on the host and crosses nothing; the output (and the report item,
@@ -92,9 +91,8 @@ typedef struct db_plan_costs {
     db_transfer_model staging_model;           /* when KNOWN; free after db_plan_costs_init */
     double host_ms[DB_ROLE_COUNT];             /* the rest of the host's share of a run whose output
                                                ** comes from the role (calib.h); 0 when not calibrated */
-    double crossing_ms[DB_ROLE_COUNT];         /* a crossing into the role from the other (calib.h): its
-                                               ** fixed cost, 0 when not calibrated */
-    double crossing_ms_per_byte[DB_ROLE_COUNT]; /* and its cost per byte read across */
+    double crossing_ms[DB_ROLE_COUNT];         /* a crossing into the role from the other (calib.h); 0 when
+                                               ** not calibrated */
     double history_factor[DB_MAX_STAGES][DB_ROLE_COUNT]; /* measured / calibrated, applied (1: none) */
     int history_runs[DB_MAX_STAGES][DB_ROLE_COUNT];      /* the runs it came from (history.h) */
     char notes[DB_PLAN_MAX_NOTES][DB_PLAN_NOTE]; /* missing or stale entries, with the fix */
@@ -117,9 +115,8 @@ void db_plan_costs_set_transfer(db_plan_costs *costs, db_role role, db_transfer_
 /* Sets the host's staging copy model (KNOWN). */
 void db_plan_costs_set_staging(db_plan_costs *costs, const db_transfer_model *model);
 
-/* Sets the cost of a crossing into `role` from the other role: `ms` plus
-** `ms_per_byte` for each byte the reading stage takes across. */
-void db_plan_costs_set_crossing(db_plan_costs *costs, db_role role, double ms, double ms_per_byte);
+/* Sets the cost of a crossing into `role` from the other role. */
+void db_plan_costs_set_crossing(db_plan_costs *costs, db_role role, double ms);
 
 /* Marks `role`'s device as sharing host memory: its copies are maps that cost nothing. */
 void db_plan_costs_set_shared(db_plan_costs *costs, db_role role);
@@ -176,8 +173,7 @@ typedef struct db_plan_sim {
     double staging_ms;               /* the host's share: its copies of the input before and the output
                                      ** after, host_ms of the role the output comes from, and crossing_ms */
     double crossing_ms;              /* the crossings' costs: once per stage that reads what the other role
-                                     ** wrote, for the bytes it reads across */
-    double crossing_bytes;           /* those bytes, over all the stages */
+                                     ** wrote */
     double latency_ms;               /* when the output (and report) is on the host */
     double busy_ms[DB_ROLE_COUNT][2];/* per role: [0] compute queue, [1] transfer queue */
     double period_ms;                /* the busiest queue's busy time: a batch's time per image */

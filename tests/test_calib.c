@@ -183,9 +183,9 @@ static void test_file(void)
     db_transfer_model staging = {.latency_ms = 0.002, .bandwidth_gbs = 7.0 / 3, .sizes = 4, .spread = 0.05};
     CHECK(db_calib_put_staging(&c, &staging) == DB_OK, "put staging: %s", db_error_message());
     /* Crossings: one per reading role and device pair; both roles on one device still cross contexts. */
-    db_calib_crossing x1 = {"0123456789abcdef", "fedcba9876543210", DB_ROLE_GPU, 0.1 / 3, 3e-8 / 7, 3};
-    db_calib_crossing x2 = {"fedcba9876543210", "0123456789abcdef", DB_ROLE_CPU, 0.7, 0, 3};
-    db_calib_crossing x3 = {"0123456789abcdef", "0123456789abcdef", DB_ROLE_GPU, 0, 1e-9, 4};
+    db_calib_crossing x1 = {"0123456789abcdef", "fedcba9876543210", DB_ROLE_GPU, 0.1 / 3, 3};
+    db_calib_crossing x2 = {"fedcba9876543210", "0123456789abcdef", DB_ROLE_CPU, 0.7, 3};
+    db_calib_crossing x3 = {"0123456789abcdef", "0123456789abcdef", DB_ROLE_GPU, 0, 4};
     CHECK(db_calib_put_crossing(&c, &x1) == DB_OK && db_calib_put_crossing(&c, &x2) == DB_OK &&
           db_calib_put_crossing(&c, &x3) == DB_OK, "put crossings: %s", db_error_message());
     x2.ms = 0.75;
@@ -194,10 +194,6 @@ static void test_file(void)
     negative.ms = -0.1;
     CHECK(db_calib_put_crossing(&c, &negative) == DB_ERR_USAGE && c.crossings[0].ms == 0.1 / 3,
           "a negative crossing accepted");
-    negative = x1;
-    negative.ms_per_byte = -1e-9;
-    CHECK(db_calib_put_crossing(&c, &negative) == DB_ERR_USAGE && c.crossings[0].ms_per_byte == 3e-8 / 7,
-          "a negative cost per byte accepted");
     db_transfer_model no_bandwidth = staging;
     no_bandwidth.bandwidth_gbs = 0;
     CHECK(db_calib_put_staging(&c, &no_bandwidth) == DB_ERR_USAGE && c.staging.bandwidth_gbs == 7.0 / 3,
@@ -210,7 +206,6 @@ static void test_file(void)
     for (int i = 0; i < 3 && i < d.n_crossings; i++)
         CHECK(!strcmp(c.crossings[i].from, d.crossings[i].from) && !strcmp(c.crossings[i].to, d.crossings[i].to) &&
                   c.crossings[i].role == d.crossings[i].role && c.crossings[i].ms == d.crossings[i].ms &&
-                  c.crossings[i].ms_per_byte == d.crossings[i].ms_per_byte &&
                   c.crossings[i].sizes == d.crossings[i].sizes,
               "crossing %d differs after a round trip", i);
     CHECK(d.has_staging && d.staging.latency_ms == staging.latency_ms &&
@@ -230,13 +225,6 @@ static void test_file(void)
     db_calib_init(&o);
     CHECK(db_calib_load(&o, old_path) == DB_OK && o.has_staging && o.n_crossings == 0, "second format: %s",
           db_error_message());
-    db_calib_free(&o);
-    /* And one of the third, whose crossings cost nothing per byte. */
-    write_text(old_path, "docbin-calibration 3\ncrossing 0123456789abcdef fedcba9876543210 gpu 0.25 3\n");
-    db_calib_init(&o);
-    CHECK(db_calib_load(&o, old_path) == DB_OK && o.n_crossings == 1 && o.crossings[0].ms == 0.25 &&
-              o.crossings[0].ms_per_byte == 0 && o.crossings[0].sizes == 3,
-          "third format: %s", db_error_message());
     db_calib_free(&o);
     for (int i = 0; i < 3 && i < d.n_stages; i++)
         CHECK(same_stage(&c.stages[i], &d.stages[i]), "stage entry %d differs after a round trip",
@@ -269,15 +257,10 @@ static void test_file(void)
     CHECK(db_calib_find_transfer(&d, "0123456789abcdef", DB_D2H, &tm) == DB_CALIB_FOUND &&
           tm.bandwidth_gbs == 1.0 / 3, "transfer lookup");
     CHECK(db_calib_find_transfer(&d, "fedcba9876543210", DB_D2H, &tm) == DB_CALIB_MISSING, "missing transfer");
-    double xms = -1, xper = -1;
-    CHECK(db_calib_find_crossing(&d, "fedcba9876543210", "0123456789abcdef", DB_ROLE_CPU, &xms, &xper) ==
-                  DB_CALIB_FOUND && xms == 0.75 && xper == 0,
-          "crossing lookup: %g, %g", xms, xper);
-    CHECK(db_calib_find_crossing(&d, "0123456789abcdef", "fedcba9876543210", DB_ROLE_GPU, &xms, &xper) ==
-                  DB_CALIB_FOUND && xms == 0.1 / 3 && xper == 3e-8 / 7,
-          "crossing lookup: %g, %g", xms, xper);
-    CHECK(db_calib_find_crossing(&d, "fedcba9876543210", "0123456789abcdef", DB_ROLE_GPU, &xms, &xper) ==
-              DB_CALIB_MISSING,
+    double xms = -1;
+    CHECK(db_calib_find_crossing(&d, "fedcba9876543210", "0123456789abcdef", DB_ROLE_CPU, &xms) == DB_CALIB_FOUND &&
+          xms == 0.75, "crossing lookup: %g", xms);
+    CHECK(db_calib_find_crossing(&d, "fedcba9876543210", "0123456789abcdef", DB_ROLE_GPU, &xms) == DB_CALIB_MISSING,
           "a crossing into the other role found");
 
     /* A missing file is an empty calibration. */
@@ -296,7 +279,7 @@ static void test_file(void)
         int line;
         const char *what;
     } cases[] = {
-        {"docbin-calibration 5\n", 1, "header"},
+        {"docbin-calibration 4\n", 1, "header"},
         {"garbage\n", 1, "header"},
         {"", 1, "empty"},
         {"stage 0123456789abcdef otsu gray gpu -\n", 3, "fields"},
@@ -319,9 +302,6 @@ static void test_file(void)
         {"staging 0.01 0 3 0.1\n", 3, "staging bandwidth"},
         {"staging 0.01 8 3 0.1\nstaging 0.02 9 3 0.1\n", 4, "staging twice"},
         {"crossing 0123456789abcdef 0123456789abcdef gpu 0.5\n", 3, "crossing fields"},
-        {"crossing 0123456789abcdef 0123456789abcdef gpu 0.5 1e-9 3 4\n", 3, "crossing fields"},
-        {"crossing 0123456789abcdef 0123456789abcdef gpu 0.5 -1e-9 3\n", 3, "crossing negative per byte"},
-        {"crossing 0123456789abcdef 0123456789abcdef gpu 0.5 x 3\n", 3, "crossing per byte"},
         {"crossing 0123456789abcdef 0123456789abcdef tpu 0.5 3\n", 3, "crossing role"},
         {"crossing 0123456789abcdef 0123456789abcdef gpu -0.5 3\n", 3, "crossing negative"},
         {"crossing 0123456789abcdef 0123456789abcdeX gpu 0.5 3\n", 3, "crossing device"},

@@ -143,9 +143,8 @@ def check_planner(tmp, good):
             and host share, free crossings."""
             algo = hashlib.sha256(b''.join(kernel_hash(src).encode() + b'\0' for _, src, _, _ in stages)).hexdigest()
             with open(path, 'w') as f:
-                f.write('docbin-calibration 4\nstaging 0 1000 3 0\n')
-                f.write(f'crossing {keys["gpu"]} {keys["cpu"]} cpu 0 0 3\n'
-                        f'crossing {keys["cpu"]} {keys["gpu"]} gpu 0 0 3\n')
+                f.write('docbin-calibration 3\nstaging 0 1000 3 0\n')
+                f.write(f'crossing {keys["gpu"]} {keys["cpu"]} cpu 0 3\ncrossing {keys["cpu"]} {keys["gpu"]} gpu 0 3\n')
                 for role in ('cpu', 'gpu'):
                     f.write(f'stage {keys[role]} sauvola host {role} sliding {algo} 0 0 3 0\n')
                 for stage, src, cpu_ms, gpu_ms in stages:

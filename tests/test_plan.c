@@ -282,8 +282,8 @@ static void test_copies(void)
     /* Crossings, 0.5 ms into the cpu and 0.25 into the gpu: s1 reads a, which the
     ** gpu wrote (s1 1.5..2.5); s2 finds a and b on the cpu already (2.5..3.5); s3
     ** reads c from the cpu (3.75..4.75) and a, still valid on the gpu. */
-    db_plan_costs_set_crossing(&c, DB_ROLE_CPU, 0.5, 0);
-    db_plan_costs_set_crossing(&c, DB_ROLE_GPU, 0.25, 0);
+    db_plan_costs_set_crossing(&c, DB_ROLE_CPU, 0.5);
+    db_plan_costs_set_crossing(&c, DB_ROLE_GPU, 0.25);
     db_plan_simulate(&c, &m, &sim);
     CHECK(near(sim.stage_start[1], 1.5) && near(sim.stage_start[2], 2.5) && near(sim.stage_start[3], 3.75) &&
               near(sim.latency_ms, 4.75) && near(sim.crossing_ms, 0.75),
@@ -327,8 +327,8 @@ static void test_crossings(void)
     db_plan_costs c;
     const double ones[3][2] = {{1, 1}, {1, 1}, {1, 1}};
     shared_costs(&c, &diamond, ones);
-    db_plan_costs_set_crossing(&c, DB_ROLE_CPU, 0.5, 0);
-    db_plan_costs_set_crossing(&c, DB_ROLE_GPU, 0.25, 0);
+    db_plan_costs_set_crossing(&c, DB_ROLE_CPU, 0.5);
+    db_plan_costs_set_crossing(&c, DB_ROLE_GPU, 0.25);
     db_plan_sim sim;
     /* cpu,gpu,cpu: left 0..1 on cpu; right reads the input on the gpu (no crossing although the
     ** cpu read it first) 0..1; join reads b from the gpu: 1 + 0.5 = 1.5..2.5. */
@@ -344,19 +344,6 @@ static void test_crossings(void)
     db_plan_simulate(&c, &m, &sim);
     CHECK(near(sim.stage_start[2], 2.5) && near(sim.latency_ms, 3.5) && near(sim.crossing_ms, 0.5),
           "gpu,gpu,cpu: join at %g, latency %g, crossings %g", sim.stage_start[2], sim.latency_ms, sim.crossing_ms);
-    /* With 1 ms per KB (1e-3 per byte) into the cpu, the same crossing is priced by both items'
-    ** 100 bytes: 0.5 + 0.2 = 0.7, join 2.7..3.7; cpu,gpu,cpu's crossing reads b alone: 0.6. */
-    db_plan_costs_set_crossing(&c, DB_ROLE_CPU, 0.5, 1e-3);
-    db_plan_simulate(&c, &m, &sim);
-    CHECK(near(sim.stage_start[2], 2.7) && near(sim.latency_ms, 3.7) && near(sim.crossing_ms, 0.7) &&
-              near(sim.crossing_bytes, 200),
-          "gpu,gpu,cpu per byte: join at %g, latency %g, crossings %g for %g bytes", sim.stage_start[2],
-          sim.latency_ms, sim.crossing_ms, sim.crossing_bytes);
-    m = map_of(&diamond, "cpu,gpu,cpu");
-    db_plan_simulate(&c, &m, &sim);
-    CHECK(near(sim.stage_start[2], 1.6) && near(sim.crossing_ms, 0.6) && near(sim.crossing_bytes, 100),
-          "cpu,gpu,cpu per byte: join at %g, crossings %g for %g bytes", sim.stage_start[2], sim.crossing_ms,
-          sim.crossing_bytes);
 }
 
 static void test_ties(void)
@@ -636,25 +623,6 @@ static void test_from_calib(void)
             db_plan_simulate(cx, &m, &sim);
             CHECK(near(sim.latency_ms, 7.1) && near(sim.staging_ms, 1.1) && near(sim.crossing_ms, 0.4),
                   "cpu,cpu,gpu with a crossing: latency %g staging %g", sim.latency_ms, sim.staging_ms);
-        }
-        /* And 1e-6 ms per byte: threshold, the only stage on the gpu, reads every input the cpu
-        ** wrote (each once), which costs their bytes on top of the 0.4 ms. */
-        x.ms_per_byte = 1e-6;
-        CHECK(cx && db_calib_put_crossing(&calib, &x) == DB_OK &&
-                  db_plan_costs_from_calib(cx, &calib, NULL, ctx, sauvola, &job, w, h, 1) == DB_OK &&
-                  near(cx->crossing_ms_per_byte[DB_ROLE_GPU], 1e-6),
-              "crossing row per byte: %s", db_error_message());
-        if (cx) {
-            const db_stage *t = &sauvola->stages[2];
-            double bytes = 0;
-            for (int i = 0; i < t->n_inputs; i++)
-                if (t->inputs[i] != sauvola->input)
-                    bytes += (double)cx->item_bytes[t->inputs[i]];
-            db_plan_simulate(cx, &m, &sim);
-            CHECK(bytes > 0 && near(sim.crossing_bytes, bytes) && near(sim.crossing_ms, 0.4 + 1e-6 * bytes) &&
-                      near(sim.latency_ms, 7.1 + 1e-6 * bytes),
-                  "cpu,cpu,gpu per byte: %g bytes (expected %g), crossings %g, latency %g", sim.crossing_bytes,
-                  bytes, sim.crossing_ms, sim.latency_ms);
         }
         free(cx);
         x.ms = 0;

@@ -224,9 +224,9 @@ static int calibrate(const request *rq)
             printf("staging (host copies of a page and its result): %.4f ms + %.3f GB/s, spread %.3f\n",
                    fresh.staging.latency_ms, fresh.staging.bandwidth_gbs, fresh.staging.spread);
         for (int i = 0; i < fresh.n_crossings; i++)
-            printf("crossing into the %s role (device %s, from device %s): %.4f ms + %.4f ms/MB\n",
+            printf("crossing into the %s role (device %s, from device %s): %.4f ms\n",
                    db_role_name(fresh.crossings[i].role), fresh.crossings[i].to, fresh.crossings[i].from,
-                   fresh.crossings[i].ms, fresh.crossings[i].ms_per_byte * 1e6);
+                   fresh.crossings[i].ms);
         printf("%d stage rows and %d transfer rows merged into %s (%d and %d in all)\n", fresh.n_stages,
                fresh.n_transfers, path, file.n_stages, file.n_transfers);
     }
