@@ -292,11 +292,18 @@ static void encode(batch *b, slot *s)
 }
 
 /* Reads input i; returns true when the image should go on to a lane. */
+/* Whether --skip-existing skips the input whose output is `output`: the output
+** is there (written atomically, so complete). */
+static bool skipped(const batch *b, const char *output)
+{
+    struct stat sb;
+    return b->opt->skip_existing && stat(output, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
 static bool decode(batch *b, slot *s)
 {
     const db_batch_options *opt = b->opt;
-    struct stat sb;
-    if (opt->skip_existing && stat(s->r.output, &sb) == 0 && S_ISREG(sb.st_mode)) {
+    if (skipped(b, s->r.output)) {
         s->r.state = DB_BATCH_SKIPPED;
         return false;
     }
@@ -327,8 +334,7 @@ static int original_index(const db_batch_list *list, int i)
 ** its header cannot tell (the decode will, or will report why). */
 static size_t declared_bytes(const batch *b, int i)
 {
-    struct stat sb;
-    if (b->opt->skip_existing && stat(b->list->outputs[i], &sb) == 0 && S_ISREG(sb.st_mode))
+    if (skipped(b, b->list->outputs[i]))
         return 0;
     int width, height, channels;
     if (db_image_peek(b->list->inputs[i], &width, &height, &channels) != DB_OK) {
