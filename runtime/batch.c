@@ -331,7 +331,8 @@ static int original_index(const db_batch_list *list, int i)
 
 /* What input i will hold once decoded, from its header: its pixels and its
 ** result's (one byte a pixel). 0 when it is skipped as existing; SIZE_MAX when
-** its header cannot tell (the decode will, or will report why). */
+** its header cannot tell (not a regular file, or no readable header in the
+** bytes peeked: the decode will tell, or report why). */
 static size_t declared_bytes(const batch *b, int i)
 {
     if (skipped(b, b->list->outputs[i]))

@@ -210,7 +210,8 @@ db_status db_pnm_peek(const uint8_t *bytes, size_t size, const char *name, int *
     /* The header's last number must end inside the bytes: a number cut at
     ** their end would read as a smaller one. */
     if (p.pos >= size)
-        return db_fail(DB_ERR_FORMAT, "%s: the PNM header does not end within the first %zu bytes", name, size);
+        return db_fail(DB_ERR_FORMAT, "%s: the PNM header does not end within the first %zu bytes; "
+                       "shorten its comments or convert it to PNG", name, size);
     int c = kind == 3 || kind == 6 ? 3 : 1;
     if (db_image_check_size((long long)w, (long long)h, c, name) != DB_OK)
         return db_error_status();
