@@ -7,7 +7,8 @@
 #              seconds a run on PoCL); the calibration file goes to OUTDIR/perf,
 #              or stays in $DOCBIN_PERF_DIR when that is set.
 #   accuracy:  for each of ALGOS, every map on IMAGE (a DIBCO-size page) and on
-#              an A4 300 dpi synthetic page, one warm-up and 5 timed runs, with
+#              an A4 300 dpi synthetic page, one warm-up and $RUNS timed runs
+#              (default 5; calibrate also takes $RUNS, default docbin-bench's), with
 #              the planner's prediction beside each map's median and the map
 #              --map auto picks against the fastest one (docbin-bench --predict);
 #              CSV and SVG per algorithm in OUTDIR.
@@ -26,12 +27,12 @@ a4=/tmp/docbin-synth-a4.png
 if [ "$part" = calibrate ]; then
     $run --list-devices --gpu-device nvidia
     time $build/docbin-bench --calibrate --gpu-device nvidia --algo "$(echo $algos | tr ' ' ,)" \
-        --variant "${VARIANT:-sliding}"
+        --variant "${VARIANT:-sliding}" ${RUNS:+--runs $RUNS}
 fi
 if [ "$part" = accuracy ]; then
     for algo in $algos; do
         echo "== $algo"
-        $build/docbin-bench --algo $algo --gpu-device nvidia --runs 5 --predict "$image" $a4 \
+        $build/docbin-bench --algo $algo --gpu-device nvidia --runs "${RUNS:-5}" --predict "$image" $a4 \
             --csv "$out/$algo.csv" --svg "$out/$algo.svg"
     done
 fi
