@@ -175,6 +175,25 @@ db_image *db_image_read_memory(const uint8_t *bytes, size_t size, const char *na
     return NULL;
 }
 
+/* Reads from `fd` into `buf` until `cap` bytes or the end of the file; *used
+** counts what is there. */
+static db_status read_upto(int fd, const char *path, uint8_t *buf, size_t cap, size_t *used)
+{
+    while (*used < cap) {
+        ssize_t n = read(fd, buf + *used, cap - *used);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int err = errno;
+            return db_fail(DB_ERR_IO, "cannot read %s: %s%s", path, strerror(err), io_hint(err, 0));
+        }
+        if (n == 0)
+            break;
+        *used += (size_t)n;
+    }
+    return DB_OK;
+}
+
 /* Reads all of `fd`. Works for pipes too, where the size is not known. */
 static db_status read_all(int fd, const char *path, size_t size_hint, uint8_t **out,
                           size_t *out_size)
@@ -188,29 +207,22 @@ static db_status read_all(int fd, const char *path, size_t size_hint, uint8_t **
         return db_fail(DB_ERR_NOMEM, "cannot read %s: %zu bytes do not fit in memory", path,
                        capacity);
     for (;;) {
-        if (used == capacity) {
-            size_t larger = capacity * 2;
-            uint8_t *grown = larger > capacity ? realloc(buffer, larger) : NULL;
-            if (!grown) {
-                free(buffer);
-                return db_fail(DB_ERR_NOMEM, "cannot read %s: more than %zu bytes do not fit "
-                               "in memory", path, capacity);
-            }
-            buffer = grown;
-            capacity = larger;
-        }
-        ssize_t n = read(fd, buffer + used, capacity - used);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            int err = errno;
+        db_status st = read_upto(fd, path, buffer, capacity, &used);
+        if (st != DB_OK) {
             free(buffer);
-            return db_fail(DB_ERR_IO, "cannot read %s: %s%s", path, strerror(err),
-                           io_hint(err, 0));
+            return st;
         }
-        if (n == 0)
-            break;
-        used += (size_t)n;
+        if (used < capacity)
+            break; /* the end of the file */
+        size_t larger = capacity * 2;
+        uint8_t *grown = larger > capacity ? realloc(buffer, larger) : NULL;
+        if (!grown) {
+            free(buffer);
+            return db_fail(DB_ERR_NOMEM, "cannot read %s: more than %zu bytes do not fit "
+                           "in memory", path, capacity);
+        }
+        buffer = grown;
+        capacity = larger;
     }
     *out = buffer;
     *out_size = used;
@@ -277,20 +289,10 @@ db_status db_image_peek(const char *path, int *width, int *height, int *channels
     }
     uint8_t head[DB_IMAGE_PEEK_BYTES];
     size_t size = 0;
-    while (size < sizeof head) {
-        ssize_t n = read(fd, head + size, sizeof head - size);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int err = errno;
-            close(fd);
-            return db_fail(DB_ERR_IO, "cannot read %s: %s%s", path, strerror(err), io_hint(err, 0));
-        }
-        if (n == 0)
-            break;
-        size += (size_t)n;
-    }
+    db_status read_st = read_upto(fd, path, head, sizeof head, &size);
     close(fd);
+    if (read_st != DB_OK)
+        return read_st;
     if (size >= sizeof png_signature && memcmp(head, png_signature, sizeof png_signature) == 0)
         return db_png_peek(head, size, path, width, height, channels);
     if (size >= 2 && head[0] == 'P' && head[1] >= '1' && head[1] <= '6')

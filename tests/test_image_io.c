@@ -458,19 +458,23 @@ static void test_peek(void)
             CHECK(w == img->width && h == img->height && c == img->channels);
         db_image_free(img);
     }
-    static const char *pnms[] = {
-        "P1\n# a comment\n3 2\n1 0 1\n0 1 0\n",
-        "P2 4 1 # comment\n255\n0 1 2 3\n",
-        "P3\n2 1\n65535\n0 0 0 65535 65535 65535\n",
-        "P4\n9 2\n\xff\x80\x00\x00",
-        "P5 3 2 255\n\x01\x02\x03\x04\x05\x06",
-        "P6\n#c\n1 2\n255\n\x01\x02\x03\x04\x05\x06",
+#define PNM_FILE(literal) {literal, sizeof literal - 1}
+    static const struct {
+        const char *text;
+        size_t size;
+    } pnms[] = {
+        PNM_FILE("P1\n# a comment\n3 2\n1 0 1\n0 1 0\n"),
+        PNM_FILE("P2 4 1 # comment\n255\n0 1 2 3\n"),
+        PNM_FILE("P3\n2 1\n65535\n0 0 0 65535 65535 65535\n"),
+        PNM_FILE("P4\n9 2\n\xff\x80\x00\x00"),
+        PNM_FILE("P5 3 2 255\n\x01\x02\x03\x04\x05\x06"),
+        PNM_FILE("P6\n#c\n1 2\n255\n\x01\x02\x03\x04\x05\x06"),
     };
+#undef PNM_FILE
     for (size_t i = 0; i < sizeof pnms / sizeof pnms[0]; i++) {
         char name[32];
         snprintf(name, sizeof name, "peek%zu.pnm", i);
-        size_t size = i == 3 ? 11 : i == 4 ? 17 : i == 5 ? 22 : strlen(pnms[i]);
-        if (!CHECK(write_file(name, pnms[i], size)))
+        if (!CHECK(write_file(name, pnms[i].text, pnms[i].size)))
             continue;
         int w = 0, h = 0, c = 0;
         db_image *img = db_image_read(path_of(path, sizeof path, name));
