@@ -55,9 +55,48 @@ static db_status stats_direct(db_stage_run *run, const char *kernel, int tiled)
     return db_stage_launch(run, k, 2, global, fixed ? local : db_any_group);
 }
 
+/* The bands of rows stats_bands runs on a CPU device: a multiple of the compute
+** units, up to 4 rounds, each band at least a window tall where the page allows.
+** 0 where the bands' start-up (each sums the 2h+1 rows of its first window)
+** would read more than the page itself: large windows take the two passes,
+** whose cost does not grow with the window. */
+static size_t cpu_bands(const db_device *dev, size_t height, int half)
+{
+    size_t units = dev->info.compute_units > 0 ? dev->info.compute_units : 1;
+    size_t window = 2 * (size_t)half + 1, rounds = height / (units * window);
+    rounds = rounds < 1 ? 1 : rounds > 4 ? 4 : rounds;
+    size_t bands = units * rounds < height ? units * rounds : height;
+    return bands * (window < height ? window : height) <= height ? bands : 0;
+}
+
+/* One pass over bands of rows on a CPU device (see cpu_bands). */
+static db_status stats_bands(db_stage_run *run, size_t bands)
+{
+    size_t w = (size_t)db_stage_width(run), h = (size_t)db_stage_height(run);
+    cl_int band = (cl_int)((h + bands - 1) / bands);
+    bands = (h + (size_t)band - 1) / (size_t)band;
+    cl_mem col = db_stage_scratch(run, bands * w * 2 * sizeof(cl_long));
+    cl_kernel k = db_stage_kernel(run, "window_stats.cl", "stats_bands");
+    if (!col || !k)
+        return db_error_status();
+    cl_mem gray = db_stage_in(run, 0), sums = db_stage_out(run, 0);
+    cl_int wi = (cl_int)w, hi = (cl_int)h;
+    cl_int half = (cl_int)(db_stage_job(run)->params[P_WINDOW] - 1) / 2;
+    db_status st = db_stage_args(run, k, 7, sizeof gray, &gray, sizeof wi, &wi, sizeof hi, &hi, sizeof half, &half,
+                                 sizeof band, &band, sizeof col, &col, sizeof sums, &sums);
+    if (st != DB_OK)
+        return st;
+    return db_stage_launch(run, k, 1, &bands, db_any_group);
+}
+
 static db_status stats_sliding(db_stage_run *run, int gpu)
 {
     size_t w = (size_t)db_stage_width(run), h = (size_t)db_stage_height(run);
+    if (!gpu) {
+        size_t bands = cpu_bands(db_stage_device(run), h, (int)(db_stage_job(run)->params[P_WINDOW] - 1) / 2);
+        if (bands)
+            return stats_bands(run, bands);
+    }
     cl_mem col = db_stage_scratch(run, w * h * 2 * sizeof(cl_long));
     cl_kernel columns = db_stage_kernel(run, "window_stats.cl", gpu ? "stats_columns" : "stats_columns_strips");
     cl_kernel rows = db_stage_kernel(run, "window_stats.cl", gpu ? "stats_rows_scan" : "stats_rows_serial");

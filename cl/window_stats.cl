@@ -4,7 +4,8 @@
 **
 ** Output layout: one buffer `sums` of 2·W·H longs, S at [0, W·H), Q at [W·H, 2·W·H).
 ** All variants compute the same 64-bit integers, so they give identical images:
-**   sliding        column sums, then running row sums (O(1) per pixel)
+**   sliding        column sums, then running row sums (O(1) per pixel); on a CPU
+**                  in one pass over bands of rows where the window is small
 **   global         direct window loops reading global memory (Nick paper, kernel 1)
 **   global-shared  the work-group's own tile staged in local memory, the rest read
 **                  from global memory (Nick paper, kernel 2)
@@ -123,6 +124,72 @@ kernel void stats_rows_serial(global const long *col, int width, int height, int
         if (sub >= 0) {
             s -= cs[sub];
             q -= cq[sub];
+        }
+    }
+}
+
+/* sliding (CPU), one pass: one work-item per band of `band` rows. The column
+** sums of the band's current row live in `col` (2·width longs per band, small
+** enough to stay in cache), so no column-sum image goes through memory; each
+** band first sums the 2h+1 rows of its first window. The same integers as the
+** two passes above. */
+kernel void stats_bands(global const uchar *gray, int width, int height, int h, int band, global long *col,
+                        global long *sums)
+{
+    int b = get_global_id(0);
+    int y0 = b * band;
+    if (y0 >= height)
+        return;
+    int y1 = min(y0 + band, height);
+    ulong n = (ulong)width * (ulong)height;
+    global long *cs = col + (ulong)b * 2 * width, *cq = cs + width;
+    for (int x = 0; x < width; x++)
+        cs[x] = cq[x] = 0;
+    for (int y = max(0, y0 - h); y <= min(height - 1, y0 + h); y++) {
+        global const uchar *row = gray + (ulong)y * width;
+        for (int x = 0; x < width; x++) {
+            long g = row[x];
+            cs[x] += g;
+            cq[x] += g * g;
+        }
+    }
+    int last = min(h, width - 1);
+    for (int y = y0; y < y1; y++) {
+        global long *S = sums + (ulong)y * width, *Q = sums + n + (ulong)y * width;
+        long s = 0, q = 0;
+        for (int x = 0; x <= last; x++) {
+            s += cs[x];
+            q += cq[x];
+        }
+        for (int x = 0; x < width; x++) {
+            S[x] = s;
+            Q[x] = q;
+            int add = x + h + 1, sub = x - h;
+            if (add < width) {
+                s += cs[add];
+                q += cq[add];
+            }
+            if (sub >= 0) {
+                s -= cs[sub];
+                q -= cq[sub];
+            }
+        }
+        int add = y + h + 1, sub = y - h;
+        if (add < height) {
+            global const uchar *row = gray + (ulong)add * width;
+            for (int x = 0; x < width; x++) {
+                long g = row[x];
+                cs[x] += g;
+                cq[x] += g * g;
+            }
+        }
+        if (sub >= 0) {
+            global const uchar *row = gray + (ulong)sub * width;
+            for (int x = 0; x < width; x++) {
+                long g = row[x];
+                cs[x] -= g;
+                cq[x] -= g * g;
+            }
         }
     }
 }
