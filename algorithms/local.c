@@ -55,18 +55,24 @@ static db_status stats_direct(db_stage_run *run, const char *kernel, int tiled)
     return db_stage_launch(run, k, 2, global, fixed ? local : db_any_group);
 }
 
-/* The bands of rows stats_bands runs on a CPU device: a multiple of the compute
-** units, up to 4 rounds, each band at least a window tall where the page allows.
-** 0 where the bands' start-up (each sums the 2h+1 rows of its first window)
-** would read more than the page itself: large windows take the two passes,
-** whose cost does not grow with the window. */
+/* Windows up to this tall take stats_bands on a CPU device. Each band first
+** sums the rows of its first window, so a taller window is better served by
+** the two passes, whose cost does not grow with it. The choice depends on the
+** window alone, never on the page's size, so that a stage's calibrated cost
+** line is one algorithm's at every size. */
+#define BANDS_WINDOW_MAX 255
+
+/* The bands of rows stats_bands runs on a CPU device, or 0 for the two passes:
+** a multiple of the compute units, up to 4 rounds of them, each band at least
+** a window tall where the page allows. */
 static size_t cpu_bands(const db_device *dev, size_t height, int half)
 {
-    size_t units = dev->info.compute_units > 0 ? dev->info.compute_units : 1;
-    size_t window = 2 * (size_t)half + 1, rounds = height / (units * window);
+    size_t window = 2 * (size_t)half + 1;
+    if (window > BANDS_WINDOW_MAX)
+        return 0;
+    size_t units = dev->info.compute_units > 0 ? dev->info.compute_units : 1, rounds = height / (units * window);
     rounds = rounds < 1 ? 1 : rounds > 4 ? 4 : rounds;
-    size_t bands = units * rounds < height ? units * rounds : height;
-    return bands * (window < height ? window : height) <= height ? bands : 0;
+    return units * rounds < height ? units * rounds : height;
 }
 
 /* One pass over bands of rows on a CPU device (see cpu_bands). */

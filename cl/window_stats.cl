@@ -5,7 +5,7 @@
 ** Output layout: one buffer `sums` of 2·W·H longs, S at [0, W·H), Q at [W·H, 2·W·H).
 ** All variants compute the same 64-bit integers, so they give identical images:
 **   sliding        column sums, then running row sums (O(1) per pixel); on a CPU
-**                  in one pass over bands of rows where the window is small
+**                  in one pass over bands of rows unless the window is tall
 **   global         direct window loops reading global memory (Nick paper, kernel 1)
 **   global-shared  the work-group's own tile staged in local memory, the rest read
 **                  from global memory (Nick paper, kernel 2)
