@@ -1,7 +1,7 @@
 /*
 ** mem_noise.c — how much a memory-bound pass over a large buffer varies on
 ** this machine without OpenCL: the baseline for the spread of PoCL's stage
-** times (bench/results/planner-h100.md).
+** times (bench/results/cpu-bands-h100.md).
 **
 ** usage: mem_noise MiB THREADS REPS hugepages|small
 ** Every rep writes dst[i] = src[i] + 1 over MiB of 64-bit integers (one read
