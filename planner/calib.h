@@ -30,9 +30,11 @@
 **                one context and then enqueues into the other (buffer.h,
 **                db_event_bridge), and the reader's device starts from idle
 **   role         for a crossing, the role of the reading stage (cpu or gpu)
-**   ms           a crossing's cost in ms, >= 0: the median over the calibration
-**                sizes of a run's wall time less the simulated time of the same
-**                map without crossing costs (planner/calibrate.c)
+**   ms           a crossing's cost in ms, >= 0: on the smallest calibration page,
+**                the median over pairs of runs (the first stage on the other
+**                role, then every stage on this one) of their wall times'
+**                difference, less the difference the simulation gives them
+**                (planner/calibrate.c)
 **
 ** A stage row whose stage is `host` (DB_CALIB_HOST_STAGE) models the rest of
 ** the host's share of a run of the algorithm when its output comes from that
@@ -93,7 +95,7 @@ typedef struct db_calib_crossing {
     char from[17], to[17];
     db_role role;
     double ms;
-    int sizes;                     /* the calibration sizes it is the median of, >= 1 */
+    int sizes;                     /* the calibration sizes it is measured at, >= 1 (older files: 3) */
 } db_calib_crossing;
 
 /* A host's calibration: every entry of its file, in file order. */

@@ -350,24 +350,42 @@ static double predict(calib_state *c, const db_algo *algo, const db_job *job, co
     return ms;
 }
 
+/* Runs `map` once on page k into `prof`. */
+static db_status run_once(calib_state *c, const db_algo *algo, const db_map *map, const db_job *job, int k,
+                          db_profile *prof)
+{
+    db_image *result = NULL;
+    db_status st = db_run(c->ctx, algo, map, job, c->pages[k], &result, NULL, prof);
+    db_image_free(result);
+    return st;
+}
+
 /* The cost of a crossing into each role (calib.h). Of the algorithms being
 ** calibrated whose stages all run on both roles, the one whose every-stage-on-
-** cpu run is predicted cheapest at the largest size is run with its first stage
-** on one role and the rest on the other, at every size: with short stages, what
-** is left of a run's wall time after the simulated time of that map is the
-** crossing, not the noise of a long stage. A crossing costs the median over the
-** sizes of the median of (wall time - simulated time), at least 0. */
+** cpu run is predicted cheapest at the largest size is run on the smallest page
+** in pairs: its first stage on the other role and the rest on the role, then
+** every stage on the role. A crossing costs the median over the pairs of the
+** difference of their wall times, less the difference the simulation already
+** gives them (the first stage's move and its item's copy), at least 0.
+** The pair shares its host's share and its last stages, and the smallest page
+** keeps the stages' own noise, which grows with the page, small; the residual
+** of the split map alone over its simulation swung from 0.04 to 0.97 ms between
+** calibrations on one machine, where pairs measured 0.2 to 0.45 ms
+** (bench/results/planner-h100.md). */
 static db_status calibrate_crossings(calib_state *c, const db_algo *const *algos, int n_algos, db_calib *out)
 {
     const db_calibrate_options *o = c->o;
     const db_algo *algo = NULL;
     db_job job;
     double cheapest = INFINITY;
-    int largest = 0;
-    for (int k = 1; k < o->n_sizes; k++)
-        if ((double)o->sizes[k].width * o->sizes[k].height >
-            (double)o->sizes[largest].width * o->sizes[largest].height)
+    int largest = 0, smallest = 0;
+    for (int k = 1; k < o->n_sizes; k++) {
+        double px = (double)o->sizes[k].width * o->sizes[k].height;
+        if (px > (double)o->sizes[largest].width * o->sizes[largest].height)
             largest = k;
+        if (px < (double)o->sizes[smallest].width * o->sizes[smallest].height)
+            smallest = k;
+    }
     for (int a = 0; a < n_algos && c->pages[largest]; a++) {
         const db_algo *cand = algos ? algos[a] : db_algo_at(a);
         int both = cand->n_stages >= 2;
@@ -389,50 +407,61 @@ static db_status calibrate_crossings(calib_state *c, const db_algo *const *algos
         }
     }
     if (!algo) {
-        c->step += DB_ROLE_COUNT * o->n_sizes;
+        c->step += DB_ROLE_COUNT;
         return DB_OK;
     }
+    const int most = RUNS_FACTOR * o->runs < DB_PROFILE_MAX_RUNS - 1 ? RUNS_FACTOR * o->runs
+                                                                       : DB_PROFILE_MAX_RUNS - 1;
     for (int r = 0; r < DB_ROLE_COUNT; r++) {
         db_role other = r == DB_ROLE_CPU ? DB_ROLE_GPU : DB_ROLE_CPU;
-        db_map map = {.n = algo->n_stages};
-        for (int s = 0; s < algo->n_stages; s++)
-            map.role[s] = s == 0 ? other : (db_role)r;
-        char text[64];
-        db_map_format(&map, text, sizeof text);
-        double residual[DB_CALIBRATE_MAX_SIZES], excess[DB_PROFILE_MAX_RUNS];
-        for (int k = 0; k < o->n_sizes; k++) {
-            progress(c, "crossings into %s: %s %s at %dx%d, %d runs or more", db_role_name((db_role)r), algo->name,
-                     text, c->pages[k]->width, c->pages[k]->height, o->runs + 1);
-            double predicted = predict(c, algo, &job, &map, k, out);
-            db_profile *prof;
-            int runs;
-            db_status st = profile_runs(c, algo, &map, &job, k, &prof, &runs);
-            if (!prof)
-                return st;
-            for (int run = 1; run <= runs && st == DB_OK; run++)
-                excess[run - 1] = db_profile_run_wall_ms(prof, run) - predicted;
-            db_profile_free(prof);
-            db_box box;
-            if (st == DB_OK && isnan(predicted))
-                st = db_fail(DB_ERR_USAGE, "calibrating crossings with %s: its rows are missing", algo->name);
-            if (st == DB_OK)
-                st = db_box_stats(excess, runs, &box);
-            if (st != DB_OK) {
-                char why[1024];
-                snprintf(why, sizeof why, "%s", db_error_message());
-                return db_fail(st, "calibrating crossings into %s with %s, map %s: %s", db_role_name((db_role)r),
-                               algo->name, text, why);
-            }
-            residual[k] = box.median;
+        db_map split = {.n = algo->n_stages}, one = {.n = algo->n_stages};
+        for (int s = 0; s < algo->n_stages; s++) {
+            split.role[s] = s == 0 ? other : (db_role)r;
+            one.role[s] = (db_role)r;
         }
+        char text[64];
+        db_map_format(&split, text, sizeof text);
+        progress(c, "crossings into %s: %s %s against one role at %dx%d, %d pairs or more", db_role_name((db_role)r),
+                 algo->name, text, c->pages[smallest]->width, c->pages[smallest]->height, o->runs);
+        double simulated = predict(c, algo, &job, &split, smallest, out) - predict(c, algo, &job, &one, smallest, out);
+        db_profile *ps = db_profile_new(), *po = db_profile_new();
+        db_status st = ps && po ? DB_OK : db_fail(DB_ERR_NOMEM, "out of memory for a profile");
+        /* Run 0 of each warms up; then pairs until they fill SHORT_RUNS_MS, at least o->runs,
+        ** each map first in every other pair. */
+        int pairs = o->runs;
+        double diff[DB_PROFILE_MAX_RUNS];
+        for (int run = 0; run <= pairs && st == DB_OK; run++) {
+            const db_map *first = run % 2 ? &one : &split, *second = run % 2 ? &split : &one;
+            st = run_once(c, algo, first, &job, smallest, run % 2 ? po : ps);
+            if (st == DB_OK)
+                st = run_once(c, algo, second, &job, smallest, run % 2 ? ps : po);
+            if (st != DB_OK || run == 0)
+                continue;
+            diff[run - 1] = db_profile_run_wall_ms(ps, run) - db_profile_run_wall_ms(po, run);
+            if (run == 1) {
+                double ms = db_profile_run_wall_ms(ps, 1) + db_profile_run_wall_ms(po, 1);
+                int want = ms > 0 ? (int)ceil(SHORT_RUNS_MS / ms) : most;
+                pairs = want < pairs ? pairs : want > most ? most : want;
+            }
+        }
+        db_profile_free(ps);
+        db_profile_free(po);
         db_box box;
-        db_status st = db_box_stats(residual, o->n_sizes, &box);
-        db_calib_crossing e = {.role = (db_role)r, .ms = box.median > 0 ? box.median : 0, .sizes = o->n_sizes};
+        if (st == DB_OK && isnan(simulated))
+            st = db_fail(DB_ERR_USAGE, "calibrating crossings with %s: its rows are missing", algo->name);
+        if (st == DB_OK)
+            st = db_box_stats(diff, pairs, &box);
+        if (st != DB_OK) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", db_error_message());
+            return db_fail(st, "calibrating crossings into %s with %s, map %s: %s", db_role_name((db_role)r),
+                           algo->name, text, why);
+        }
+        double ms = box.median - simulated;
+        db_calib_crossing e = {.role = (db_role)r, .ms = ms > 0 ? ms : 0, .sizes = 1};
         snprintf(e.from, sizeof e.from, "%s", c->ctx->role[other]->info.key);
         snprintf(e.to, sizeof e.to, "%s", c->ctx->role[r]->info.key);
-        if (st == DB_OK)
-            st = db_calib_put_crossing(out, &e);
-        if (st != DB_OK)
+        if ((st = db_calib_put_crossing(out, &e)) != DB_OK)
             return st;
     }
     return DB_OK;
@@ -472,7 +501,7 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
             return db_fail(DB_ERR_USAGE, "%s has no variant '%s'", algo->name, o->variant);
         c.steps += (algo->n_variants ? chosen : 1) * roles * o->n_sizes;
     }
-    c.steps += (copiers + 1) * o->n_transfer_sizes + (roles == DB_ROLE_COUNT ? DB_ROLE_COUNT * o->n_sizes : 0);
+    c.steps += (copiers + 1) * o->n_transfer_sizes + (roles == DB_ROLE_COUNT ? DB_ROLE_COUNT : 0);
 
     /* The staging copies first: the host's share of each run is measured net of them. */
     st = calibrate_staging(&c, out);
