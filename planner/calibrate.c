@@ -184,12 +184,18 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
         db_status st = profile_runs(c, algo, &map, &job, k, &prof, &runs);
         if (!prof)
             return st;
+        /* Every sample of this size is judged against the run's median wall time (cost.h). */
+        db_box wall;
+        for (int run = 1; run <= runs; run++)
+            spans[run - 1] = db_profile_run_wall_ms(prof, run);
+        if (st == DB_OK)
+            st = db_box_stats(spans, runs, &wall);
         for (int s = 0; s < algo->n_stages && st == DB_OK; s++) {
             for (int run = 1; run <= runs; run++)
                 spans[run - 1] = stage_span(prof, run, algo->stages[s].name, map.role[s]);
             db_box box;
             st = db_box_stats(spans, runs, &box);
-            samples[s][k] = (db_cost_sample){.size = (double)w * h, .ms = box.median};
+            samples[s][k] = (db_cost_sample){.size = (double)w * h, .ms = box.median, .of_ms = wall.median};
         }
         if (st == DB_OK && one_role) {
             /* The sample pages are RGB: their staging copies are of three bytes a pixel. */
@@ -201,7 +207,8 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
             db_box box;
             st = db_box_stats(spans, runs, &box);
             /* Below zero where the staging model over-predicts the copies: nothing is left for the host. */
-            host[k] = (db_cost_sample){.size = (double)w * h, .ms = box.median > 0 ? box.median : 0};
+            host[k] = (db_cost_sample){.size = (double)w * h, .ms = box.median > 0 ? box.median : 0,
+                                       .of_ms = wall.median};
         }
         db_profile_free(prof);
         if (st != DB_OK) {

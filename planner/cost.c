@@ -28,10 +28,16 @@ static int count_sizes(const db_cost_sample *samples, int n)
     return distinct;
 }
 
+/* The time a sample's residual is judged against (cost.h). */
+static double judged_against(const db_cost_sample *s)
+{
+    return relative_to(s->of_ms > 0 ? s->of_ms : s->ms);
+}
+
 /* The line a + b * x through the samples, its distinct sizes and its spread;
 ** `what` ("pixels", "bytes") names the size in messages. Each sample weighs
-** 1 / ms^2, so the fit minimises residuals relative to the measured times:
-** the planner is judged by relative error, and a plain fit through sizes that
+** 1 / T^2 (judged_against), so the fit minimises relative residuals: the
+** planner is judged by relative error, and a plain fit through sizes that
 ** differ 16-fold lets the largest size's few-percent noise move the intercept
 ** by more than the smallest size's whole time. */
 static db_status fit_line(const db_cost_sample *samples, int n, const char *what, double *a, double *b, int *sizes,
@@ -39,9 +45,10 @@ static db_status fit_line(const db_cost_sample *samples, int n, const char *what
 {
     for (int i = 0; i < n; i++) {
         const db_cost_sample *s = &samples[i];
-        if (!isfinite(s->size) || !isfinite(s->ms) || s->size < 0 || s->ms < 0)
-            return db_fail(DB_ERR_USAGE, "cost sample %d (%g %s, %g ms) is negative or not a number; "
-                           "measure again", i, s->size, what, s->ms);
+        if (!isfinite(s->size) || !isfinite(s->ms) || !isfinite(s->of_ms) || s->size < 0 || s->ms < 0 ||
+            s->of_ms < 0)
+            return db_fail(DB_ERR_USAGE, "cost sample %d (%g %s, %g ms of %g) is negative or not a number; "
+                           "measure again", i, s->size, what, s->ms, s->of_ms);
     }
     int distinct = count_sizes(samples, n);
     if (distinct < DB_COST_MIN_SIZES)
@@ -54,14 +61,14 @@ static db_status fit_line(const db_cost_sample *samples, int n, const char *what
     for (int i = 0; i < n; i++) {
         x[i] = samples[i].size;
         y[i] = samples[i].ms;
-        w[i] = 1 / (relative_to(y[i]) * relative_to(y[i]));
+        w[i] = 1 / (judged_against(&samples[i]) * judged_against(&samples[i]));
     }
     double cov00, cov01, cov11, chisq;
     gsl_fit_wlinear(x, 1, w, 1, y, 1, (size_t)n, a, b, &cov00, &cov01, &cov11, &chisq);
     free(x);
     double worst = 0;
     for (int i = 0; i < n; i++) {
-        double r = fabs(samples[i].ms - (*a + *b * samples[i].size)) / relative_to(samples[i].ms);
+        double r = fabs(samples[i].ms - (*a + *b * samples[i].size)) / judged_against(&samples[i]);
         worst = fmax(worst, r);
     }
     if (!isfinite(*a) || !isfinite(*b))

@@ -6,11 +6,16 @@
 ** lines fitted by least squares (GSL) to samples (size, ms), where each sample
 ** is the median of warm runs at one size: medians, because one slow run (a
 ** page fault, another process) would drag a mean and with it every plan
-** (specs/runtime-notes.md, StarPU). The fit weighs each sample by 1 / ms^2:
-** it minimises relative residuals, as the planner's error is judged relative
-** to the time, so a small page's prediction is not left to the intercept that
-** the largest page's noise happens to leave. A line through two sizes always
-** fits, so a fit needs at least DB_COST_MIN_SIZES distinct sizes.
+** (specs/runtime-notes.md, StarPU). The fit weighs each sample by 1 / T^2,
+** T the time its residual is judged against: the whole run's wall time for a
+** stage or the host's share of a run, the sample's own time for a copy. It
+** minimises residuals relative to what the planner is judged by, a map's
+** time, so a small page's prediction is not left to the intercept that the
+** largest page's noise happens to leave, and a part of a run that is small
+** beside the run (the host's share on a GPU) is not fitted to its own noise at
+** the small page at the cost of its real weight at the large one. A line
+** through two sizes always fits, so a fit needs at least DB_COST_MIN_SIZES
+** distinct sizes.
 */
 #ifndef DB_COST_H
 #define DB_COST_H
@@ -26,6 +31,7 @@ enum { DB_COST_MIN_SIZES = 3 };
 typedef struct db_cost_sample {
     double size;
     double ms;
+    double of_ms; /* the time its residual is judged against (the run's wall time); 0: ms itself */
 } db_cost_sample;
 
 /* A stage's fitted model, t(ms) = a + b * pixels. */
@@ -33,7 +39,7 @@ typedef struct db_cost_model {
     double a;      /* fixed cost in ms: launches, reads of convergence flags */
     double b;      /* ms per pixel */
     int sizes;     /* distinct sizes the fit saw */
-    double spread; /* the largest |residual| / measured time: how far to trust the line */
+    double spread; /* the largest |residual| / the time it is judged against: how far to trust the line */
 } db_cost_model;
 
 /* Fits `model` to n samples. DB_ERR_USAGE (naming the fix) for fewer than

@@ -17,14 +17,20 @@
 
 static char dir[] = "/tmp/test_calib.XXXXXX";
 
-/* Least squares weighted by 1 / ms^2 (what db_cost_fit minimises: residuals
-** relative to the time) from the normal equations, independent of GSL; with
-** `plain`, every weight is 1 (ordinary least squares). */
+/* Least squares weighted by 1 / T^2 (what db_cost_fit minimises: residuals
+** relative to T, the sample's of_ms, or its ms where of_ms is 0) from the
+** normal equations, independent of GSL; with `plain`, every weight is 1
+** (ordinary least squares). */
+static double judged_against(const db_cost_sample *s)
+{
+    return s->of_ms > 0 ? s->of_ms : s->ms;
+}
+
 static void closed_form(const db_cost_sample *s, int n, int plain, double *a, double *b)
 {
     double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (int i = 0; i < n; i++) {
-        double w = plain ? 1 : 1 / (s[i].ms * s[i].ms);
+        double w = plain ? 1 : 1 / (judged_against(&s[i]) * judged_against(&s[i]));
         sw += w;
         sx += w * s[i].size;
         sy += w * s[i].ms;
@@ -35,12 +41,13 @@ static void closed_form(const db_cost_sample *s, int n, int plain, double *a, do
     *a = (sy - *b * sx) / sw;
 }
 
-/* The sum of squared residuals of the line a + b * size relative to the times. */
+/* The sum of squared residuals of the line a + b * size relative to the times
+** they are judged against. */
 static double relative_sumsq(const db_cost_sample *s, int n, double a, double b)
 {
     double sum = 0;
     for (int i = 0; i < n; i++) {
-        double r = (s[i].ms - (a + b * s[i].size)) / s[i].ms;
+        double r = (s[i].ms - (a + b * s[i].size)) / judged_against(&s[i]);
         sum += r * r;
     }
     return sum;
@@ -53,6 +60,7 @@ static void test_fit(void)
     for (int i = 0; i < 5; i++) {
         s[i].size = 1e5 * (1 << i);
         s[i].ms = 0.25 + 2e-6 * s[i].size;
+        s[i].of_ms = 0;
     }
     db_cost_model m;
     CHECK(db_cost_fit(s, 5, &m) == DB_OK, "noiseless fit: %s", db_error_message());
@@ -67,6 +75,7 @@ static void test_fit(void)
         t[i].size = 2e5 * (1 + i % 4);
         double noise = ((double)(test_random(&seed) % 2001) - 1000) / 1000 * 0.05; /* +-5 % */
         t[i].ms = (1.5 + 3e-6 * t[i].size) * (1 + noise);
+        t[i].of_ms = 0;
     }
     double a, b;
     closed_form(t, 12, 0, &a, &b);
@@ -82,7 +91,7 @@ static void test_fit(void)
 
     /* Sizes 16-fold apart with the middle one 10 % slow: a plain fit misses
     ** the smallest page by 12 %, the fit by relative residuals by 2 %. */
-    db_cost_sample w3[3] = {{5e5, 0.2}, {2e6, 0.5 * 1.1}, {8e6, 1.7}};
+    db_cost_sample w3[3] = {{5e5, 0.2, 0}, {2e6, 0.5 * 1.1, 0}, {8e6, 1.7, 0}};
     double pa, pb;
     closed_form(w3, 3, 1, &pa, &pb);
     closed_form(w3, 3, 0, &a, &b);
@@ -94,12 +103,36 @@ static void test_fit(void)
     CHECK(fabs(db_cost_predict(&m, 5e5) - 0.2) / 0.2 < 0.05 && fabs(pa + pb * 5e5 - 0.2) / 0.2 > 0.1,
           "smallest page: weighted %g, plain %g, measured 0.2 ms", db_cost_predict(&m, 5e5), pa + pb * 5e5);
 
+    /* A part of a run judged against the run's wall time (the host's share on a
+    ** GPU: a few percent of the run, its small page's sample mostly noise): the
+    ** same line as the normal equations weighted by the runs' times, and no
+    ** larger a sum of run-relative residuals than the fit by its own times. */
+    db_cost_sample part[3] = {{5e5, 0.01, 0.6}, {2e6, 0.6, 2.0}, {8e6, 1.15, 6.5}};
+    closed_form(part, 3, 0, &a, &b);
+    CHECK(db_cost_fit(part, 3, &m) == DB_OK, "run-relative fit: %s", db_error_message());
+    CHECK(fabs(m.a - a) < 1e-9 && fabs(m.b - b) < 1e-9 * b, "run-relative fit a=%g b=%g, closed form a=%g b=%g",
+          m.a, m.b, a, b);
+    db_cost_sample own[3];
+    for (int i = 0; i < 3; i++)
+        own[i] = (db_cost_sample){part[i].size, part[i].ms, 0};
+    db_cost_model mo;
+    CHECK(db_cost_fit(own, 3, &mo) == DB_OK, "own-time fit: %s", db_error_message());
+    CHECK(relative_sumsq(part, 3, m.a, m.b) < relative_sumsq(part, 3, mo.a, mo.b),
+          "run-relative residuals %g, the own-time fit's %g", relative_sumsq(part, 3, m.a, m.b),
+          relative_sumsq(part, 3, mo.a, mo.b));
+    worst = 0;
+    for (int i = 0; i < 3; i++)
+        worst = fmax(worst, fabs(part[i].ms - (m.a + m.b * part[i].size)) / part[i].of_ms);
+    CHECK(fabs(m.spread - worst) < 1e-12, "run-relative spread %g, expected %g", m.spread, worst);
+    db_cost_sample negative[3] = {{5e5, 0.1, -1}, {2e6, 0.3, 2}, {8e6, 1, 6}};
+    CHECK(db_cost_fit(negative, 3, &m) == DB_ERR_USAGE, "a negative run time accepted");
+
     /* Fewer than 3 distinct sizes, however many samples. */
-    db_cost_sample two[4] = {{1e5, 1}, {1e5, 1.1}, {2e5, 2}, {2e5, 2.1}};
+    db_cost_sample two[4] = {{1e5, 1, 0}, {1e5, 1.1, 0}, {2e5, 2, 0}, {2e5, 2.1, 0}};
     CHECK(db_cost_fit(two, 4, &m) == DB_ERR_USAGE && strstr(db_error_message(), "3 or more distinct sizes"),
           "2 sizes accepted: %s", db_error_message());
     CHECK(db_cost_fit(two, 0, &m) == DB_ERR_USAGE, "no samples accepted");
-    db_cost_sample bad[3] = {{1e5, 1}, {2e5, NAN}, {3e5, 3}};
+    db_cost_sample bad[3] = {{1e5, 1, 0}, {2e5, NAN, 0}, {3e5, 3, 0}};
     CHECK(db_cost_fit(bad, 3, &m) == DB_ERR_USAGE, "NaN accepted");
 
     /* Transfers: 0.02 ms latency, 10 GB/s = 1e7 bytes per ms. */
@@ -107,13 +140,14 @@ static void test_fit(void)
     for (int i = 0; i < 4; i++) {
         c[i].size = 1e6 * (1 << (2 * i));
         c[i].ms = 0.02 + c[i].size / 1e7;
+        c[i].of_ms = 0;
     }
     db_transfer_model tm;
     CHECK(db_transfer_fit(c, 4, &tm) == DB_OK, "transfer fit: %s", db_error_message());
     CHECK(fabs(tm.latency_ms - 0.02) < 1e-9 && fabs(tm.bandwidth_gbs - 10) < 1e-6, "transfer %g ms %g GB/s",
           tm.latency_ms, tm.bandwidth_gbs);
     CHECK(fabs(db_transfer_predict(&tm, 1e7) - 1.02) < 1e-9, "transfer predict %g", db_transfer_predict(&tm, 1e7));
-    db_cost_sample flat[3] = {{1e6, 1}, {2e6, 1}, {3e6, 1}};
+    db_cost_sample flat[3] = {{1e6, 1, 0}, {2e6, 1, 0}, {3e6, 1, 0}};
     CHECK(db_transfer_fit(flat, 3, &tm) == DB_ERR_USAGE, "flat transfer accepted");
     CHECK(db_transfer_fit(c, 2, &tm) == DB_ERR_USAGE, "2-size transfer accepted");
 }
