@@ -18,7 +18,7 @@
 #define CALIB_FIX "the calibration is not used; recalibrate, or delete the file to start uncalibrated"
 
 /* Fields of a stage row and of a transfer row, the row's kind included. */
-enum { STAGE_FIELDS = 11, TRANSFER_FIELDS = 7, STAGING_FIELDS = 5, CROSSING_FIELDS = 6,
+enum { STAGE_FIELDS = 11, TRANSFER_FIELDS = 7, STAGING_FIELDS = 5, CROSSING_FIELDS = 6, WRITTEN_FIELDS = 7,
        MAX_FIELDS = DB_CALIB_MAX_FIELDS };
 
 void db_calib_init(db_calib *calib)
@@ -31,6 +31,7 @@ void db_calib_free(db_calib *calib)
     free(calib->stages);
     free(calib->transfers);
     free(calib->crossings);
+    free(calib->written);
     db_calib_init(calib);
 }
 
@@ -90,6 +91,14 @@ static int find_crossing(const db_calib *calib, const char *from, const char *to
     for (int i = 0; i < calib->n_crossings; i++)
         if (!strcmp(calib->crossings[i].from, from) && !strcmp(calib->crossings[i].to, to) &&
             calib->crossings[i].role == role)
+            return i;
+    return -1;
+}
+
+static int find_written(const db_calib *calib, const char *from, const char *to)
+{
+    for (int i = 0; i < calib->n_written; i++)
+        if (!strcmp(calib->written[i].from, from) && !strcmp(calib->written[i].to, to))
             return i;
     return -1;
 }
@@ -185,6 +194,29 @@ db_status db_calib_put_crossing(db_calib *calib, const db_calib_crossing *entry)
         i = calib->n_crossings++;
     }
     calib->crossings[i] = *entry;
+    return DB_OK;
+}
+
+static const char *written_problem(const db_calib_written *e)
+{
+    if (!is_hex(e->from, 16) || !is_hex(e->to, 16))
+        return "a device key is not 16 lower-case hex digits";
+    return copy_model_problem(&e->model);
+}
+
+db_status db_calib_put_written(db_calib *calib, const db_calib_written *entry)
+{
+    const char *problem = written_problem(entry);
+    if (problem)
+        return db_fail(DB_ERR_USAGE, "cannot record the copy calibration of devices %.16s and %.16s: %s",
+                       entry->from, entry->to, problem);
+    int i = find_written(calib, entry->from, entry->to);
+    if (i < 0) {
+        if (!reserve((void **)&calib->written, calib->n_written, &calib->cap_written, sizeof *calib->written))
+            return db_fail(DB_ERR_NOMEM, "out of memory recording a calibration");
+        i = calib->n_written++;
+    }
+    calib->written[i] = *entry;
     return DB_OK;
 }
 
@@ -362,6 +394,26 @@ static const char *parse_crossing(char **f, int n, db_calib_crossing *e, char *w
     return crossing_problem(e);
 }
 
+static const char *parse_written(char **f, int n, db_calib_written *e, char *why, size_t why_size)
+{
+    if (n != WRITTEN_FIELDS) {
+        snprintf(why, why_size, "a written row has %d fields, not %d", n, WRITTEN_FIELDS);
+        return why;
+    }
+    memset(e, 0, sizeof *e);
+    if (!copy_field(e->from, sizeof e->from, f[1]) || !copy_field(e->to, sizeof e->to, f[2]))
+        return "a device key is too long";
+    if (!db_calib_parse_number(f[3], &e->model.latency_ms))
+        return "the latency (field 4) is not a number";
+    if (!db_calib_parse_number(f[4], &e->model.bandwidth_gbs))
+        return "the bandwidth (field 5) is not a number";
+    if (!parse_count(f[5], &e->model.sizes))
+        return "sizes (field 6) is not a count";
+    if (!db_calib_parse_number(f[6], &e->model.spread))
+        return "spread (field 7) is not a number";
+    return written_problem(e);
+}
+
 int db_calib_split(char *line, char **f)
 {
     int n = 0;
@@ -391,8 +443,8 @@ static db_status parse_file(const char *path, char *text, db_calib *out)
         char *line = p;
         p = nl + 1;
         if (line_no == 1) {
-            if (strcmp(line, DB_CALIB_HEADER) != 0 && strcmp(line, DB_CALIB_HEADER_2) != 0 &&
-                strcmp(line, DB_CALIB_HEADER_1) != 0)
+            if (strcmp(line, DB_CALIB_HEADER) != 0 && strcmp(line, DB_CALIB_HEADER_3) != 0 &&
+                strcmp(line, DB_CALIB_HEADER_2) != 0 && strcmp(line, DB_CALIB_HEADER_1) != 0)
                 return db_fail(DB_ERR_FORMAT, "%s:1: the header is '%.40s', not '%s' (another docbin's format, or "
                                "not a calibration file); %s", path, line, DB_CALIB_HEADER, CALIB_FIX);
             continue;
@@ -436,8 +488,16 @@ static db_status parse_file(const char *path, char *text, db_calib *out)
                 if (dup < 0 && db_calib_put_crossing(out, &e) != DB_OK)
                     return db_error_status();
             }
+        } else if (!strcmp(f[0], "written")) {
+            db_calib_written e;
+            why = parse_written(f, n, &e, count_why, sizeof count_why);
+            if (!why) {
+                dup = find_written(out, e.from, e.to);
+                if (dup < 0 && db_calib_put_written(out, &e) != DB_OK)
+                    return db_error_status();
+            }
         } else {
-            why = "the row is neither 'stage', 'transfer', 'staging' nor 'crossing'";
+            why = "the row is neither 'stage', 'transfer', 'staging', 'crossing' nor 'written'";
         }
         if (!why && dup >= 0)
             why = "the entry appears twice";
@@ -507,6 +567,7 @@ db_status db_calib_save(const db_calib *calib, const char *path)
     fprintf(af.f, "# transfer device dir latency(ms) bandwidth(GB/s) sizes spread\n");
     fprintf(af.f, "# staging latency(ms) bandwidth(GB/s) sizes spread\n");
     fprintf(af.f, "# crossing from-device to-device role ms sizes\n");
+    fprintf(af.f, "# written from-device to-device latency(ms) bandwidth(GB/s) sizes spread\n");
     for (int i = 0; i < calib->n_stages; i++) {
         const db_calib_stage *e = &calib->stages[i];
         fprintf(af.f, "stage %s %s %s %s %s %s %.17g %.17g %d %.17g\n", e->device, e->algo, e->stage,
@@ -524,6 +585,11 @@ db_status db_calib_save(const db_calib *calib, const char *path)
     for (int i = 0; i < calib->n_crossings; i++) {
         const db_calib_crossing *e = &calib->crossings[i];
         fprintf(af.f, "crossing %s %s %s %.17g %d\n", e->from, e->to, db_role_name(e->role), e->ms, e->sizes);
+    }
+    for (int i = 0; i < calib->n_written; i++) {
+        const db_calib_written *e = &calib->written[i];
+        fprintf(af.f, "written %s %s %.17g %.17g %d %.17g\n", e->from, e->to, e->model.latency_ms,
+                e->model.bandwidth_gbs, e->model.sizes, e->model.spread);
     }
     if (ferror(af.f)) {
         db_atomic_abort(&af);
@@ -576,6 +642,16 @@ db_calib_found db_calib_find_crossing(const db_calib *calib, const char *from, c
     if (i < 0)
         return DB_CALIB_MISSING;
     *ms = calib->crossings[i].ms;
+    return DB_CALIB_FOUND;
+}
+
+db_calib_found db_calib_find_written(const db_calib *calib, const char *from, const char *to,
+                                     db_transfer_model *model)
+{
+    int i = find_written(calib, from, to);
+    if (i < 0)
+        return DB_CALIB_MISSING;
+    *model = calib->written[i].model;
     return DB_CALIB_FOUND;
 }
 

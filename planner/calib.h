@@ -3,11 +3,12 @@
 **
 ** The file is plain text, one entry per line, fields separated by spaces:
 **
-**   docbin-calibration 3
+**   docbin-calibration 4
 **   stage <device> <algo> <stage> <role> <variant> <kernel-hash> <a> <b> <sizes> <spread>
 **   transfer <device> <dir> <latency> <bandwidth> <sizes> <spread>
 **   staging <latency> <bandwidth> <sizes> <spread>
 **   crossing <from> <to> <role> <ms> <sizes>
+**   written <from> <to> <latency> <bandwidth> <sizes> <spread>
 **
 **   device       16 hex digits: the device key (db_device_info.key: platform, name, driver)
 **   algo, stage  names as --list-algos prints them
@@ -35,6 +36,12 @@
 **                role, then every stage on this one) of their wall times'
 **                difference, less the difference the simulation gives them
 **                (planner/calibrate.c)
+**   written      a copy into device <to> of host memory that a kernel on device
+**                <from>, which shares host memory, has just written: what an
+**                item that crosses from a stage on <from> to one on <to> costs
+**                to copy. Its source lines sit in the caches of the cores that
+**                wrote them, and such a copy ran at 20 GB/s where the transfer
+**                row of untouched memory gave 55 (bench/results/planner-h100.md)
 **
 ** A stage row whose stage is `host` (DB_CALIB_HOST_STAGE) models the rest of
 ** the host's share of a run of the algorithm when its output comes from that
@@ -44,7 +51,8 @@
 ** db_algo_kernel_hash.
 **
 ** Blank lines and lines starting with '#' are ignored. Each key (a stage row's
-** first six fields, a transfer row's first two, a crossing row's first three)
+** first six fields, a transfer row's first two, a crossing row's first three,
+** a written row's first two)
 ** appears once. A file with any
 ** malformed line is rejected whole, with its name, the line number and the fix
 ** (recalibrate or delete the file): a half-read calibration would plan silently
@@ -59,10 +67,11 @@
 #include "runtime/stage.h"
 
 /* The first line of every calibration file; bump the number when rows change. */
-#define DB_CALIB_HEADER "docbin-calibration 3"
+#define DB_CALIB_HEADER "docbin-calibration 4"
 
-/* The headers of the earlier formats, without crossing rows (2) and without
-** the staging row either (1); still read. */
+/* The headers of the earlier formats, without written rows (3), without
+** crossing rows either (2) and without the staging row (1); still read. */
+#define DB_CALIB_HEADER_3 "docbin-calibration 3"
 #define DB_CALIB_HEADER_2 "docbin-calibration 2"
 #define DB_CALIB_HEADER_1 "docbin-calibration 1"
 
@@ -98,6 +107,12 @@ typedef struct db_calib_crossing {
     int sizes;                     /* the calibration sizes it is measured at, >= 1 (older files: 3) */
 } db_calib_crossing;
 
+/* The copy model into device `to` of memory a kernel on device `from` has just written. */
+typedef struct db_calib_written {
+    char from[17], to[17];
+    db_transfer_model model;
+} db_calib_written;
+
 /* A host's calibration: every entry of its file, in file order. */
 typedef struct db_calib {
     db_calib_stage *stages;
@@ -106,6 +121,8 @@ typedef struct db_calib {
     int n_transfers, cap_transfers;
     db_calib_crossing *crossings;
     int n_crossings, cap_crossings;
+    db_calib_written *written;
+    int n_written, cap_written;
     bool has_staging;
     db_transfer_model staging;     /* the host's memcpy model, when has_staging */
 } db_calib;
@@ -147,6 +164,9 @@ db_status db_calib_put_staging(db_calib *calib, const db_transfer_model *model);
 /* Adds `entry`, or replaces the entry with the same devices and role. */
 db_status db_calib_put_crossing(db_calib *calib, const db_calib_crossing *entry);
 
+/* Adds `entry`, or replaces the entry with the same devices. */
+db_status db_calib_put_written(db_calib *calib, const db_calib_written *entry);
+
 /* Looks up the model of a stage for the current kernels `kernel_hash`. FOUND
 ** fills `model`; STALE (the entry's hash differs) writes into msg which stage on
 ** which device must be recalibrated; MISSING writes what is not calibrated.
@@ -162,6 +182,10 @@ db_calib_found db_calib_find_transfer(const db_calib *calib, const char *device,
 /* Looks up the cost of a crossing into `role` on device `to` from device `from`: FOUND or MISSING. */
 db_calib_found db_calib_find_crossing(const db_calib *calib, const char *from, const char *to, db_role role,
                                       double *ms);
+
+/* Looks up the copy model into device `to` of what a kernel on device `from` wrote: FOUND or MISSING. */
+db_calib_found db_calib_find_written(const db_calib *calib, const char *from, const char *to,
+                                     db_transfer_model *model);
 
 /* The calibration file of this host: $DOCBIN_PERF_DIR/<host>.calib, else
 ** $XDG_DATA_HOME/docbin/perf/<host>.calib, else ~/.local/share/docbin/perf/<host>.calib.

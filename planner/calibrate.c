@@ -474,6 +474,41 @@ static db_status calibrate_crossings(calib_state *c, const db_algo *const *algos
     return DB_OK;
 }
 
+/* Copies into `dev` of what a kernel on `writer` (sharing host memory) has just
+** written (calib.h, written rows), at the transfer sizes. */
+static db_status calibrate_written(calib_state *c, db_device *dev, db_device *writer, db_calib *out)
+{
+    const db_calibrate_options *o = c->o;
+    db_cost_sample samples[DB_CALIBRATE_MAX_SIZES];
+    double ms[DB_PROFILE_MAX_RUNS];
+    for (int k = 0; k < o->n_transfer_sizes; k++) {
+        size_t bytes = o->transfer_bytes[k];
+        progress(c, "copies of %zu bytes into %s device '%s' of what %s device '%s' wrote, %d runs", bytes,
+                 db_role_name(dev->role), dev->info.name, db_role_name(writer->role), writer->info.name, o->runs + 1);
+        db_status st = db_buffer_time_written_copies(c->ctx, dev, writer, bytes, o->runs + 1, ms);
+        db_box box;
+        if (st == DB_OK)
+            st = db_box_stats(ms + 1, o->runs, &box); /* [0] is the warm-up */
+        if (st != DB_OK)
+            return st;
+        samples[k] = (db_cost_sample){.size = (double)bytes, .ms = box.median};
+    }
+    db_calib_written e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.from, sizeof e.from, "%s", writer->info.key);
+    snprintf(e.to, sizeof e.to, "%s", dev->info.key);
+    db_status st = db_transfer_fit(samples, o->n_transfer_sizes, &e.model);
+    if (st == DB_OK)
+        st = db_calib_put_written(out, &e);
+    if (st != DB_OK) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", db_error_message());
+        return db_fail(st, "calibrating copies into device '%s' of what device '%s' wrote: %s", dev->info.name,
+                       writer->info.name, why);
+    }
+    return DB_OK;
+}
+
 /* Whether `dev` is the first bound role with its device key (both roles may
 ** bind one device; its copies are timed once). */
 static int first_with_key(const db_context *ctx, const db_device *dev)
@@ -508,7 +543,12 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
             return db_fail(DB_ERR_USAGE, "%s has no variant '%s'", algo->name, o->variant);
         c.steps += (algo->n_variants ? chosen : 1) * roles * o->n_sizes;
     }
-    c.steps += (copiers + 1) * o->n_transfer_sizes + (roles == DB_ROLE_COUNT ? DB_ROLE_COUNT : 0);
+    int written = 0;
+    for (int r = 0; r < DB_ROLE_COUNT; r++) {
+        const db_device *writer = ctx->role[r == DB_ROLE_CPU ? DB_ROLE_GPU : DB_ROLE_CPU];
+        written += ctx->role[r] && !ctx->role[r]->info.host_unified && writer && writer->info.host_unified;
+    }
+    c.steps += (copiers + written + 1) * o->n_transfer_sizes + (roles == DB_ROLE_COUNT ? DB_ROLE_COUNT : 0);
 
     /* The staging copies first: the host's share of each run is measured net of them. */
     st = calibrate_staging(&c, out);
@@ -534,6 +574,11 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
     for (int r = 0; r < DB_ROLE_COUNT && st == DB_OK; r++)
         if (ctx->role[r] && !ctx->role[r]->info.host_unified && first_with_key(ctx, ctx->role[r]))
             st = calibrate_transfers(&c, ctx->role[r], out);
+    for (int r = 0; r < DB_ROLE_COUNT && st == DB_OK; r++) {
+        db_device *writer = ctx->role[r == DB_ROLE_CPU ? DB_ROLE_GPU : DB_ROLE_CPU];
+        if (ctx->role[r] && !ctx->role[r]->info.host_unified && writer && writer->info.host_unified)
+            st = calibrate_written(&c, ctx->role[r], writer, out);
+    }
     /* Last: the simulated time it is measured against needs the stage, host and copy rows. */
     if (st == DB_OK && roles == DB_ROLE_COUNT)
         st = calibrate_crossings(&c, o->algos, n_algos, out);

@@ -53,6 +53,12 @@ void db_plan_costs_set_crossing(db_plan_costs *costs, db_role role, double ms)
     costs->crossing_ms[role] = ms;
 }
 
+void db_plan_costs_set_written(db_plan_costs *costs, db_role role, const db_transfer_model *model)
+{
+    costs->written[role] = true;
+    costs->written_model[role] = *model;
+}
+
 void db_plan_costs_set_stage(db_plan_costs *costs, int stage, db_role role, double ms)
 {
     costs->stage[stage][role] = DB_PLAN_KNOWN;
@@ -221,6 +227,16 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
             add_note(costs, "a crossing into the %s role (device '%s', key %s) from the %s role (device '%s', key %s) "
                      "is not calibrated and counted as 0; run docbin-bench --calibrate", db_role_name((db_role)r),
                      to->name, to->key, db_role_name((db_role)other), from->name, from->key);
+        if (costs->shared[r] || !costs->shared[other])
+            continue;
+        db_transfer_model model;
+        if (db_calib_find_written(calib, from->key, to->key, &model) == DB_CALIB_FOUND)
+            db_plan_costs_set_written(costs, (db_role)r, &model);
+        else
+            add_note(costs, "copies into the %s role (device '%s', key %s) of what the %s role (device '%s', key %s) "
+                     "wrote are not calibrated and counted as copies of untouched memory; run docbin-bench "
+                     "--calibrate", db_role_name((db_role)r), to->name, to->key, db_role_name((db_role)other),
+                     from->name, from->key);
     }
     return DB_OK;
 }
@@ -317,14 +333,18 @@ static double enqueue(struct sim_state *st, db_role role, int queue, double read
     return *start + ms;
 }
 
-static double copy(struct sim_state *st, int item, db_role role, db_transfer_dir dir, double ready)
+/* A copy of `item` between the host and `role`'s device; `written`: into it, of
+** what a stage on the other role, which shares host memory, has just written. */
+static double copy(struct sim_state *st, int item, db_role role, db_transfer_dir dir, bool written, double ready)
 {
     const db_plan_costs *c = st->costs;
     db_plan_sim *sim = st->sim;
     size_t bytes = c->shared[role] ? 0 : c->item_bytes[item];
     double ms = 0;
     if (!c->shared[role]) {
-        if (c->copy[role][dir] == DB_PLAN_KNOWN)
+        if (written && c->written[role])
+            ms = db_transfer_predict(&c->written_model[role], (double)bytes);
+        else if (c->copy[role][dir] == DB_PLAN_KNOWN)
             ms = db_transfer_predict(&c->copy_model[role][dir], (double)bytes);
         else
             sim->known = sim->copies_known = false;
@@ -348,7 +368,7 @@ static double fetch_host(struct sim_state *st, int item)
                 src = r;
         if (src < 0)
             return 0; /* never written: the runtime reports that before running */
-        p->host_t = copy(st, item, (db_role)src, DB_D2H, p->rep_t[src]);
+        p->host_t = copy(st, item, (db_role)src, DB_D2H, false, p->rep_t[src]);
         p->host_valid = true;
     }
     return p->host_t;
@@ -363,7 +383,9 @@ static double fetch(struct sim_state *st, int item, db_role role, bool *crossed)
         /* The input's host copy needs no event: only what the other role wrote crosses. */
         bool crossing = p->writer >= 0 && p->writer != (int)role;
         double host_t = fetch_host(st, item);
-        p->rep_t[role] = copy(st, item, role, DB_H2D, host_t + (crossing ? st->costs->crossing_ms[role] : 0));
+        bool written = crossing && st->costs->shared[p->writer];
+        p->rep_t[role] = copy(st, item, role, DB_H2D, written,
+                              host_t + (crossing ? st->costs->crossing_ms[role] : 0));
         p->rep_valid[role] = true;
         *crossed |= crossing;
     }

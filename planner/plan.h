@@ -67,10 +67,11 @@ typedef enum db_plan_entry {
 } db_plan_entry;
 
 /* Room for the notes of a cost table: one per stage and role, one per role and
-** direction, one per role for the host's share and for crossings into it, one
-** for the staging copies, each a full sentence with its fix. */
+** direction, one per role for the host's share, for crossings into it and for
+** copies of what the other role wrote, one for the staging copies, each a full
+** sentence with its fix. */
 enum {
-    DB_PLAN_MAX_NOTES = DB_MAX_STAGES * DB_ROLE_COUNT + DB_ROLE_COUNT * DB_TRANSFER_DIR_COUNT + 2 * DB_ROLE_COUNT + 1,
+    DB_PLAN_MAX_NOTES = DB_MAX_STAGES * DB_ROLE_COUNT + DB_ROLE_COUNT * DB_TRANSFER_DIR_COUNT + 3 * DB_ROLE_COUNT + 1,
     DB_PLAN_NOTE = 512
 };
 
@@ -93,6 +94,10 @@ typedef struct db_plan_costs {
                                                ** comes from the role (calib.h); 0 when not calibrated */
     double crossing_ms[DB_ROLE_COUNT];         /* a crossing into the role from the other (calib.h); 0 when
                                                ** not calibrated */
+    bool written[DB_ROLE_COUNT];               /* copies into the role of what a stage on the other role,
+                                               ** which shares host memory, wrote cost written_model (calib.h,
+                                               ** written rows); without it they cost copy_model's h2d */
+    db_transfer_model written_model[DB_ROLE_COUNT];
     double history_factor[DB_MAX_STAGES][DB_ROLE_COUNT]; /* measured / calibrated, applied (1: none) */
     int history_runs[DB_MAX_STAGES][DB_ROLE_COUNT];      /* the runs it came from (history.h) */
     char notes[DB_PLAN_MAX_NOTES][DB_PLAN_NOTE]; /* missing or stale entries, with the fix */
@@ -117,6 +122,10 @@ void db_plan_costs_set_staging(db_plan_costs *costs, const db_transfer_model *mo
 
 /* Sets the cost of a crossing into `role` from the other role. */
 void db_plan_costs_set_crossing(db_plan_costs *costs, db_role role, double ms);
+
+/* Sets the copy model into `role`'s device of what a stage on the other role,
+** which shares host memory, has just written. */
+void db_plan_costs_set_written(db_plan_costs *costs, db_role role, const db_transfer_model *model);
 
 /* Marks `role`'s device as sharing host memory: its copies are maps that cost nothing. */
 void db_plan_costs_set_shared(db_plan_costs *costs, db_role role);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "runtime/buffer.h"
 #include "runtime/profile.h"
+#include "runtime/program.h"
 #include "runtime/util.h"
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -435,6 +436,86 @@ db_status db_buffer_time_copies(db_context *ctx, db_device *dev, size_t bytes, i
             if (ev)
                 clReleaseEvent(ev);
         }
+    db_buffer_release(&buf, ctx);
+    return st;
+}
+
+/* Runs fill.cl on `writer` over the whole of `buf`, through its alias of the
+** host block, and maps the block back as the runtime does after a stage. */
+static db_status fill_from(db_buffer *buf, db_device *writer, cl_uint seed)
+{
+    cl_mem mem = db_buffer_mem(buf, writer);
+    if (!mem)
+        return db_error_status();
+    if (mem != buf->host->alias[writer->role])
+        return db_fail(DB_ERR_USAGE, "device '%s' does not alias host memory: nothing it writes is left in "
+                       "the host's caches to time", writer->info.name);
+    cl_kernel k = db_kernel_get(writer, "fill.cl", "fill_words");
+    if (!k)
+        return db_error_status();
+    cl_uint n = (cl_uint)(buf->bytes / sizeof(cl_uint));
+    cl_int err = clSetKernelArg(k, 0, sizeof mem, &mem);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(k, 1, sizeof n, &n);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(k, 2, sizeof seed, &seed);
+    /* Fixed work-groups: PoCL spreads them over its threads, as over a stage's. */
+    const size_t local = 256, global = db_round_up(n ? n : 1, local);
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(writer->compute, k, 1, NULL, &global, &local, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clFinish(writer->compute);
+    void *p = NULL;
+    if (err == CL_SUCCESS)
+        p = clEnqueueMapBuffer(writer->transfer, mem, CL_TRUE, CL_MAP_READ, 0, buf->bytes, 0, NULL, NULL, &err);
+    if (err == CL_SUCCESS)
+        err = clEnqueueUnmapMemObject(writer->transfer, mem, p, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clFinish(writer->transfer);
+    return err == CL_SUCCESS ? DB_OK : db_cl_check(err, "writing a buffer to time its copy", writer);
+}
+
+db_status db_buffer_time_written_copies(db_context *ctx, db_device *dev, db_device *writer, size_t bytes, int runs,
+                                        double *h2d_ms)
+{
+    if (dev->info.host_unified || !writer->info.host_unified)
+        return db_fail(DB_ERR_USAGE, "timing copies into device '%s' of what device '%s' wrote needs a device "
+                       "with memory of its own and a writer that shares host memory", dev->info.name,
+                       writer->info.name);
+    db_buffer buf;
+    db_status st = db_buffer_init(&buf, ctx, "calibration copy", bytes);
+    if (st != DB_OK)
+        return st;
+    cl_mem mem = db_buffer_mem(&buf, dev);
+    if (!mem)
+        st = db_error_status();
+    for (int i = 0; i < runs && st == DB_OK; i++) {
+        st = fill_from(&buf, writer, (cl_uint)i);
+        cl_event ev = NULL;
+        cl_int err = CL_SUCCESS;
+        if (st == DB_OK)
+            err = clEnqueueWriteBuffer(dev->transfer, mem, CL_FALSE, 0, buf.bytes, buf.host->ptr, 0, NULL, &ev);
+        if (st == DB_OK && err == CL_SUCCESS)
+            err = clWaitForEvents(1, &ev);
+        if (st == DB_OK)
+            st = err != CL_SUCCESS ? db_cl_check(err, "timing a copy to the device", dev)
+                                   : event_ms(ev, dev, &h2d_ms[i]);
+        if (ev)
+            clReleaseEvent(ev);
+    }
+    /* What arrived is what the writer wrote last, or the timing timed something else. */
+    cl_uint last[2], n = (cl_uint)(buf.bytes / sizeof(cl_uint)), seed = (cl_uint)(runs - 1);
+    if (st == DB_OK && n > 0) {
+        cl_int err = clEnqueueReadBuffer(dev->transfer, mem, CL_TRUE, 0, sizeof last[0], &last[0], 0, NULL, NULL);
+        if (err == CL_SUCCESS)
+            err = clEnqueueReadBuffer(dev->transfer, mem, CL_TRUE, (size_t)(n - 1) * sizeof(cl_uint), sizeof last[1],
+                                      &last[1], 0, NULL, NULL);
+        if (err != CL_SUCCESS)
+            st = db_cl_check(err, "reading back a timed copy", dev);
+        else if (last[0] != seed || last[1] != (((n - 1) * 2654435761u) ^ seed))
+            st = db_fail(DB_ERR_CL, "a timed copy into device '%s' did not carry what device '%s' wrote",
+                         dev->info.name, writer->info.name);
+    }
     db_buffer_release(&buf, ctx);
     return st;
 }

@@ -82,6 +82,16 @@ db_status db_event_bridge(db_device *dev, cl_event ev, cl_event *out);
 db_status db_buffer_time_copies(db_context *ctx, db_device *dev, size_t bytes, int runs, double *h2d_ms,
                                 double *d2h_ms);
 
+/* Times `runs` copies of `bytes` from host staging memory to `dev`, each right
+** after a kernel on `writer` (a device that shares host memory, such as PoCL)
+** wrote the whole block through its alias: what an item costs to copy when a
+** stage on `writer` wrote it and a stage on `dev` reads it. Its lines are then
+** in the caches of the cores that wrote them, and the copy engine is slower to
+** fetch them than untouched memory (bench/results/planner-h100.md). h2d_ms[i]
+** from the copies' profiling events; the caller drops the first. */
+db_status db_buffer_time_written_copies(db_context *ctx, db_device *dev, db_device *writer, size_t bytes, int runs,
+                                        double *h2d_ms);
+
 /* Frees every pooled host block of `ctx`. */
 void db_host_pool_drain(db_context *ctx);
 

@@ -176,7 +176,7 @@ def main():
         check(os.path.exists(path), f'no calibration file at {path}')
         if os.path.exists(path):
             header, stages, transfers = read_calib(path)
-            check(header == 'docbin-calibration 3', f'header {header!r}')
+            check(header == 'docbin-calibration 4', f'header {header!r}')
             keys = set(re.findall(r'\b[0-9a-f]{16}\b', devices))
             n = check_stage_rows(stages, algos, ['otsu', 'sauvola'], keys, 'first calibration')
             check(len(stages) == n, f'first calibration: {len(stages)} rows, expected {n}')
@@ -200,7 +200,7 @@ def main():
             rc, out, err = run(['--calibrate', '--algo', 'hbk', '--calib', path] + TINY)
             check(rc == 0, f'calibrate hbk failed: {err}')
             header, stages, _ = read_calib(path)
-            check(header == 'docbin-calibration 3', f'header after merge {header!r}')
+            check(header == 'docbin-calibration 4', f'header after merge {header!r}')
             check(first <= {' '.join(r) for r in stages}, 'merge lost or changed rows of the first calibration')
             n_hbk = check_stage_rows(stages, algos, ['hbk'], keys, 'merged calibration')
             check(len(stages) == n + n_hbk, f'merged file has {len(stages)} rows, expected {n + n_hbk}')

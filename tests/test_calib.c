@@ -232,6 +232,19 @@ static void test_file(void)
     no_bandwidth.bandwidth_gbs = 0;
     CHECK(db_calib_put_staging(&c, &no_bandwidth) == DB_ERR_USAGE && c.staging.bandwidth_gbs == 7.0 / 3,
           "a staging model without bandwidth accepted");
+    /* Copies of what a device sharing host memory wrote: one per device pair. */
+    db_calib_written w1 = {"fedcba9876543210", "0123456789abcdef",
+                           {.latency_ms = 0.004, .bandwidth_gbs = 20.0 / 3, .sizes = 4, .spread = 0.07}};
+    db_calib_written w2 = {"0123456789abcdef", "0123456789abcdef",
+                           {.latency_ms = -0.002, .bandwidth_gbs = 31, .sizes = 3, .spread = 0}};
+    CHECK(db_calib_put_written(&c, &w1) == DB_OK && db_calib_put_written(&c, &w2) == DB_OK,
+          "put written: %s", db_error_message());
+    w1.model.bandwidth_gbs = 21.0 / 3;
+    CHECK(db_calib_put_written(&c, &w1) == DB_OK && c.n_written == 2, "replace written: %d", c.n_written);
+    db_calib_written w_bad = w1;
+    w_bad.model.bandwidth_gbs = -1;
+    CHECK(db_calib_put_written(&c, &w_bad) == DB_ERR_USAGE && c.written[0].model.bandwidth_gbs == 21.0 / 3,
+          "a written model without bandwidth accepted");
 
     CHECK(db_calib_save(&c, path) == DB_OK, "save: %s", db_error_message());
     CHECK(db_calib_load(&d, path) == DB_OK, "load: %s", db_error_message());
@@ -242,6 +255,19 @@ static void test_file(void)
                   c.crossings[i].role == d.crossings[i].role && c.crossings[i].ms == d.crossings[i].ms &&
                   c.crossings[i].sizes == d.crossings[i].sizes,
               "crossing %d differs after a round trip", i);
+    CHECK(d.n_written == 2, "loaded %d written rows", d.n_written);
+    for (int i = 0; i < 2 && i < d.n_written; i++)
+        CHECK(!strcmp(c.written[i].from, d.written[i].from) && !strcmp(c.written[i].to, d.written[i].to) &&
+                  c.written[i].model.latency_ms == d.written[i].model.latency_ms &&
+                  c.written[i].model.bandwidth_gbs == d.written[i].model.bandwidth_gbs &&
+                  c.written[i].model.sizes == d.written[i].model.sizes &&
+                  c.written[i].model.spread == d.written[i].model.spread,
+              "written row %d differs after a round trip", i);
+    db_transfer_model wm;
+    CHECK(db_calib_find_written(&d, "fedcba9876543210", "0123456789abcdef", &wm) == DB_CALIB_FOUND &&
+              wm.bandwidth_gbs == 21.0 / 3 &&
+              db_calib_find_written(&d, "0123456789abcdef", "fedcba9876543210", &wm) == DB_CALIB_MISSING,
+          "written lookups");
     CHECK(d.has_staging && d.staging.latency_ms == staging.latency_ms &&
           d.staging.bandwidth_gbs == staging.bandwidth_gbs && d.staging.sizes == staging.sizes &&
           d.staging.spread == staging.spread, "staging differs after a round trip");
@@ -259,6 +285,22 @@ static void test_file(void)
     db_calib_init(&o);
     CHECK(db_calib_load(&o, old_path) == DB_OK && o.has_staging && o.n_crossings == 0, "second format: %s",
           db_error_message());
+    db_calib_free(&o);
+    /* And one of the third (no written rows). */
+    write_text(old_path, "docbin-calibration 3\ncrossing 0123456789abcdef fedcba9876543210 gpu 0.2 1\n");
+    db_calib_init(&o);
+    CHECK(db_calib_load(&o, old_path) == DB_OK && o.n_crossings == 1 && o.n_written == 0, "third format: %s",
+          db_error_message());
+    db_calib_free(&o);
+    /* A written row with a field missing, or a non-positive bandwidth, fails the file with its line. */
+    write_text(old_path, "docbin-calibration 4\nwritten 0123456789abcdef fedcba9876543210 0.01 20 4\n");
+    db_calib_init(&o);
+    CHECK(db_calib_load(&o, old_path) == DB_ERR_FORMAT && strstr(db_error_message(), "old.calib:2") &&
+              strstr(db_error_message(), "a written row has 6 fields, not 7"),
+          "short written row: %s", db_error_message());
+    write_text(old_path, "docbin-calibration 4\nwritten 0123456789abcdef fedcba9876543210 0.01 0 4 0\n");
+    CHECK(db_calib_load(&o, old_path) == DB_ERR_FORMAT && strstr(db_error_message(), "bandwidth"),
+          "written row without bandwidth: %s", db_error_message());
     db_calib_free(&o);
     for (int i = 0; i < 3 && i < d.n_stages; i++)
         CHECK(same_stage(&c.stages[i], &d.stages[i]), "stage entry %d differs after a round trip",
@@ -313,7 +355,7 @@ static void test_file(void)
         int line;
         const char *what;
     } cases[] = {
-        {"docbin-calibration 4\n", 1, "header"},
+        {"docbin-calibration 5\n", 1, "header"},
         {"garbage\n", 1, "header"},
         {"", 1, "empty"},
         {"stage 0123456789abcdef otsu gray gpu -\n", 3, "fields"},
@@ -342,6 +384,10 @@ static void test_file(void)
         {"crossing 0123456789abcdef 0123456789abcdef gpu 0.5 0\n", 3, "crossing sizes"},
         {"crossing 0123456789abcdef fedcba9876543210 cpu 0.5 3\ncrossing 0123456789abcdef fedcba9876543210 cpu 0.6 3\n",
          4, "crossing twice"},
+        {"written 0123456789abcdef fedcba9876543210 0.01 20 4 0\n"
+         "written 0123456789abcdef fedcba9876543210 0.01 21 4 0\n",
+         4, "written twice"},
+        {"written 0123456789abcdef FEDCBA9876543210 0.01 20 4 0\n", 3, "written key"},
     };
     char bad_path[256];
     snprintf(bad_path, sizeof bad_path, "%s/bad.calib", dir);

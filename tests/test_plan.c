@@ -273,6 +273,18 @@ static void test_copies(void)
     for (int i = 0; i < sim.n_copies; i++)
         if (sim.copies[i].role == DB_ROLE_CPU)
             CHECK(sim.copies[i].ms == 0 && sim.copies[i].bytes == 0, "a map on the cpu costs %g", sim.copies[i].ms);
+
+    /* Copies into the gpu of what the shared cpu wrote at 2 ms per 1000 bytes: c
+    ** (s2's, 4000 B) costs 8 instead of 4; the input, which no stage wrote, stays
+    ** 1: 6.25 - 4 + 8 = 10.25. */
+    db_transfer_model w = per_kb(2);
+    db_plan_costs_set_written(&c, DB_ROLE_GPU, &w);
+    db_plan_simulate(&c, &m, &sim);
+    CHECK(near(sim.transfer_ms, 10.25), "written copies: %g ms, expected 10.25", sim.transfer_ms);
+    for (int i = 0; i < sim.n_copies; i++)
+        if (sim.copies[i].role == DB_ROLE_GPU && sim.copies[i].dir == DB_H2D)
+            CHECK(near(sim.copies[i].ms, sim.copies[i].item == K_C ? 8 : 1), "item %d into the gpu: %g ms",
+                  sim.copies[i].item, sim.copies[i].ms);
     db_plan_costs_set_shared(&c, DB_ROLE_GPU);
     db_plan_simulate(&c, &m, &sim);
     /* Only the queues: s0 0..1, s1 1..2, s2 2..3, s3 3..4. */
@@ -664,8 +676,10 @@ static void test_from_calib(void)
     CHECK(db_calib_put_stage(&calib, &stale) == DB_OK, "put fresh");
     ctx->role[DB_ROLE_GPU]->info.host_unified = false;
     CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &job, w, h, 1) == DB_OK, "from unshared");
-    CHECK(c.n_notes == 2 && notes_with(&c, "h2d copies of the gpu role", "docbin-bench --calibrate") == 1 &&
-              notes_with(&c, "d2h copies of the gpu role", ctx->role[DB_ROLE_GPU]->info.name) == 1,
+    CHECK(c.n_notes == 3 && notes_with(&c, "h2d copies of the gpu role", "docbin-bench --calibrate") == 1 &&
+              notes_with(&c, "d2h copies of the gpu role", ctx->role[DB_ROLE_GPU]->info.name) == 1 &&
+              notes_with(&c, "copies into the gpu role", "wrote are not calibrated and counted as copies of "
+                         "untouched memory") == 1,
           "copy notes: %d", c.n_notes);
     db_calib_transfer t = {.dir = DB_H2D, .model = {.latency_ms = 0.5, .bandwidth_gbs = 2, .sizes = 3}};
     snprintf(t.device, sizeof t.device, "%s", ctx->role[DB_ROLE_GPU]->info.key);
@@ -673,7 +687,12 @@ static void test_from_calib(void)
     t.dir = DB_D2H;
     t.model.latency_ms = 0.25;
     CHECK(db_calib_put_transfer(&calib, &t) == DB_OK, "put d2h");
-    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &job, w, h, 1) == DB_OK && c.n_notes == 0,
+    db_calib_written wr = {.model = {.latency_ms = 0.1, .bandwidth_gbs = 1, .sizes = 3}};
+    snprintf(wr.from, sizeof wr.from, "%s", ctx->role[DB_ROLE_CPU]->info.key);
+    snprintf(wr.to, sizeof wr.to, "%s", ctx->role[DB_ROLE_GPU]->info.key);
+    CHECK(db_calib_put_written(&calib, &wr) == DB_OK, "put written");
+    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &job, w, h, 1) == DB_OK && c.n_notes == 0 &&
+              c.written[DB_ROLE_GPU] && c.written_model[DB_ROLE_GPU].bandwidth_gbs == 1 && !c.written[DB_ROLE_CPU],
           "with copies: %d notes", c.n_notes);
     /* gpu,gpu,gpu: image h2d 0.5 + 5000 / 2e6 = 0.5025, out d2h 0.25 + 0.0025 = 0.2525,
     ** after and before the staging copies of 0.2 ms each, and the gpu role's host share 0.3. */

@@ -6,9 +6,11 @@
 */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "runtime/buffer.h"
 #include "runtime/sha256.h"
 #include "runtime/util.h"
 #include "tests/testutil.h"
@@ -326,6 +328,30 @@ static void test_host_stage(void)
     db_context_close(ctx);
 }
 
+/* The calibration's copies into a device of what the other role wrote: the gpu
+** role's device counted as having memory of its own, so that its copies are
+** copies; the cpu role's PoCL writes through its alias of the host block. The
+** function reads back what arrived and fails when it is not the writer's. */
+static void test_written_copies(void)
+{
+    db_context *ctx = test_open_context();
+    db_device *gpu = ctx->role[DB_ROLE_GPU], *cpu = ctx->role[DB_ROLE_CPU];
+    bool unified = gpu->info.host_unified;
+    double ms[4];
+    db_status st = db_buffer_time_written_copies(ctx, gpu, cpu, (size_t)1 << 20, 4, ms);
+    CHECK(st == DB_ERR_USAGE && strstr(db_error_message(), "memory of its own"),
+          "a copy into a device sharing host memory was timed: %s", db_error_message());
+    gpu->info.host_unified = false;
+    st = db_buffer_time_written_copies(ctx, gpu, cpu, ((size_t)1 << 20) + 12, 4, ms);
+    CHECK(st == DB_OK, "written copies: %s", db_error_message());
+    for (int i = 0; st == DB_OK && i < 4; i++)
+        CHECK(isfinite(ms[i]) && ms[i] >= 0, "copy %d timed %g ms", i, ms[i]);
+    st = db_buffer_time_written_copies(ctx, cpu, gpu, (size_t)1 << 20, 2, ms);
+    CHECK(st == DB_ERR_USAGE, "a writer without host memory accepted: %s", db_error_message());
+    gpu->info.host_unified = unified;
+    db_context_close(ctx);
+}
+
 /* db_memory_size against /proc/meminfo's MemTotal: positive, and no more than the machine has. */
 static void test_memory_size(void)
 {
@@ -363,6 +389,7 @@ int main(void)
     test_host_stage();
     test_cache(cache);
     test_build_failure(tmp);
+    test_written_copies(); /* after test_cache, which counts the cache's entries */
     char cmd[4300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0)

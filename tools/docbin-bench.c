@@ -195,6 +195,8 @@ static int calibrate(const request *rq)
         st = db_calib_put_staging(&file, &fresh.staging);
     for (int i = 0; i < fresh.n_crossings && st == DB_OK; i++)
         st = db_calib_put_crossing(&file, &fresh.crossings[i]);
+    for (int i = 0; i < fresh.n_written && st == DB_OK; i++)
+        st = db_calib_put_written(&file, &fresh.written[i]);
     if (st == DB_OK)
         st = db_calib_save(&file, path);
     if (st == DB_OK) {
@@ -227,6 +229,10 @@ static int calibrate(const request *rq)
             printf("crossing into the %s role (device %s, from device %s): %.4f ms\n",
                    db_role_name(fresh.crossings[i].role), fresh.crossings[i].to, fresh.crossings[i].from,
                    fresh.crossings[i].ms);
+        for (int i = 0; i < fresh.n_written; i++)
+            printf("copies into device %s of what device %s wrote: %.4f ms + %.3f GB/s, spread %.3f\n",
+                   fresh.written[i].to, fresh.written[i].from, fresh.written[i].model.latency_ms,
+                   fresh.written[i].model.bandwidth_gbs, fresh.written[i].model.spread);
         printf("%d stage rows and %d transfer rows merged into %s (%d and %d in all)\n", fresh.n_stages,
                fresh.n_transfers, path, file.n_stages, file.n_transfers);
     }
