@@ -329,19 +329,23 @@ static void test_host_stage(void)
 }
 
 /* The calibration's copies into a device of what the other role wrote: the gpu
-** role's device counted as having memory of its own, so that its copies are
-** copies; the cpu role's PoCL writes through its alias of the host block. The
-** function reads back what arrived and fails when it is not the writer's. */
+** role's device (on a machine without a GPU, PoCL counted as having memory of
+** its own, so that its copies are copies); the cpu role's PoCL writes through
+** its alias of the host block. The function reads back what arrived and fails
+** when it is not the writer's. */
 static void test_written_copies(void)
 {
     db_context *ctx = test_open_context();
     db_device *gpu = ctx->role[DB_ROLE_GPU], *cpu = ctx->role[DB_ROLE_CPU];
     bool unified = gpu->info.host_unified;
     double ms[4];
-    db_status st = db_buffer_time_written_copies(ctx, gpu, cpu, (size_t)1 << 20, 4, ms);
-    CHECK(st == DB_ERR_USAGE && strstr(db_error_message(), "memory of its own"),
-          "a copy into a device sharing host memory was timed: %s", db_error_message());
-    gpu->info.host_unified = false;
+    db_status st;
+    if (unified) {
+        st = db_buffer_time_written_copies(ctx, gpu, cpu, (size_t)1 << 20, 4, ms);
+        CHECK(st == DB_ERR_USAGE && strstr(db_error_message(), "memory of its own"),
+              "a copy into a device sharing host memory was timed: %s", db_error_message());
+        gpu->info.host_unified = false;
+    }
     st = db_buffer_time_written_copies(ctx, gpu, cpu, ((size_t)1 << 20) + 12, 4, ms);
     CHECK(st == DB_OK, "written copies: %s", db_error_message());
     for (int i = 0; st == DB_OK && i < 4; i++)
