@@ -63,8 +63,8 @@ static db_status stats_direct(db_stage_run *run, const char *kernel, int tiled)
 #define BANDS_WINDOW_MAX 255
 
 /* The bands of rows stats_bands runs on a CPU device, or 0 for the two passes:
-** a multiple of the compute units, up to 4 rounds of them, each band at least
-** a window tall where the page allows. */
+** a multiple of the compute units, up to 4 rounds of them, more rounds only
+** where each band stays at least a window tall. */
 static size_t cpu_bands(const db_device *dev, size_t height, int half)
 {
     size_t window = 2 * (size_t)half + 1;

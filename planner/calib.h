@@ -19,7 +19,9 @@
 **                another hash is stale
 **   a, b         t(ms) = a + b * pixels (planner/cost.h)
 **   sizes        the distinct image sizes fitted, >= 3
-**   spread       the largest |residual| / measured time of the fit, >= 0
+**   spread       the largest |residual| of the fit relative to the time it is
+**                judged against (planner/cost.h: a stage's or host row's run, a
+**                copy's own time), >= 0
 **   dir          h2d (host to device) or d2h (device to host)
 **   latency      ms; t(ms) = latency + bytes / (bandwidth * 1e6)
 **   bandwidth    GB/s (1e9 bytes per second), > 0

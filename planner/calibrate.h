@@ -19,13 +19,16 @@
 ** shares host memory (PoCL) gets no transfer rows: its copies are maps, which
 ** the planner counts as free. The host's own copies of a page into staging
 ** memory and of the result out of it (memcpy, paid by every run whatever the
-** map) are timed at the same sizes: the staging row.
+** map) are timed at the same sizes: the staging row. Where the other role's
+** device shares host memory, copies into a device of its own are timed again
+** right after a kernel on that other device wrote the buffer: the written row.
 **
 ** With both roles bound, the cost of a crossing into each role comes last
 ** (calib.h's crossing rows): the cheapest algorithm being calibrated whose
-** stages all run on both roles runs with its first stage on one role and the
-** rest on the other, and what its wall time has beyond the simulated time of
-** that map is the crossing.
+** stages all run on both roles runs on the smallest page in pairs, its first
+** stage on the other role against every stage on the reading role, and what
+** the pair's wall times differ by beyond their simulated difference is the
+** crossing.
 */
 #ifndef DB_CALIBRATE_H
 #define DB_CALIBRATE_H

@@ -482,6 +482,9 @@ db_status db_buffer_time_written_copies(db_context *ctx, db_device *dev, db_devi
         return db_fail(DB_ERR_USAGE, "timing copies into device '%s' of what device '%s' wrote needs a device "
                        "with memory of its own and a writer that shares host memory", dev->info.name,
                        writer->info.name);
+    if (runs < 1 || bytes / sizeof(cl_uint) > CL_UINT_MAX)
+        return db_fail(DB_ERR_USAGE, "timing written copies takes at least one run of at most 16 GiB, not %d of "
+                       "%zu bytes", runs, bytes);
     db_buffer buf;
     db_status st = db_buffer_init(&buf, ctx, "calibration copy", bytes);
     if (st != DB_OK)
