@@ -328,6 +328,22 @@ static const char *parse_stage(char **f, int n, db_calib_stage *e, char *why, si
     return stage_problem(e);
 }
 
+/* The four fields of a copy model from f[first] on: latency, bandwidth, sizes,
+** spread. NULL, or what is wrong, written into why. */
+static const char *parse_copy_model(char **f, int first, db_transfer_model *m, char *why, size_t why_size)
+{
+    static const char *const names[] = {"the latency", "the bandwidth", "sizes", "spread"};
+    int bad = !db_calib_parse_number(f[first], &m->latency_ms)          ? 0
+              : !db_calib_parse_number(f[first + 1], &m->bandwidth_gbs) ? 1
+              : !parse_count(f[first + 2], &m->sizes)                   ? 2
+              : !db_calib_parse_number(f[first + 3], &m->spread)        ? 3
+                                                                        : -1;
+    if (bad < 0)
+        return NULL;
+    snprintf(why, why_size, "%s (field %d) is not a %s", names[bad], first + bad + 1, bad == 2 ? "count" : "number");
+    return why;
+}
+
 static const char *parse_transfer(char **f, int n, db_calib_transfer *e, char *why, size_t why_size)
 {
     if (n != TRANSFER_FIELDS) {
@@ -343,15 +359,8 @@ static const char *parse_transfer(char **f, int n, db_calib_transfer *e, char *w
         e->dir = DB_D2H;
     else
         return "the direction (field 3) is neither h2d nor d2h";
-    if (!db_calib_parse_number(f[3], &e->model.latency_ms))
-        return "the latency (field 4) is not a number";
-    if (!db_calib_parse_number(f[4], &e->model.bandwidth_gbs))
-        return "the bandwidth (field 5) is not a number";
-    if (!parse_count(f[5], &e->model.sizes))
-        return "sizes (field 6) is not a count";
-    if (!db_calib_parse_number(f[6], &e->model.spread))
-        return "spread (field 7) is not a number";
-    return transfer_problem(e);
+    const char *bad = parse_copy_model(f, 3, &e->model, why, why_size);
+    return bad ? bad : transfer_problem(e);
 }
 
 static const char *parse_staging(char **f, int n, db_transfer_model *m, char *why, size_t why_size)
@@ -361,15 +370,8 @@ static const char *parse_staging(char **f, int n, db_transfer_model *m, char *wh
         return why;
     }
     memset(m, 0, sizeof *m);
-    if (!db_calib_parse_number(f[1], &m->latency_ms))
-        return "the latency (field 2) is not a number";
-    if (!db_calib_parse_number(f[2], &m->bandwidth_gbs))
-        return "the bandwidth (field 3) is not a number";
-    if (!parse_count(f[3], &m->sizes))
-        return "sizes (field 4) is not a count";
-    if (!db_calib_parse_number(f[4], &m->spread))
-        return "spread (field 5) is not a number";
-    return copy_model_problem(m);
+    const char *bad = parse_copy_model(f, 1, m, why, why_size);
+    return bad ? bad : copy_model_problem(m);
 }
 
 static const char *parse_crossing(char **f, int n, db_calib_crossing *e, char *why, size_t why_size)
@@ -403,15 +405,8 @@ static const char *parse_written(char **f, int n, db_calib_written *e, char *why
     memset(e, 0, sizeof *e);
     if (!copy_field(e->from, sizeof e->from, f[1]) || !copy_field(e->to, sizeof e->to, f[2]))
         return "a device key is too long";
-    if (!db_calib_parse_number(f[3], &e->model.latency_ms))
-        return "the latency (field 4) is not a number";
-    if (!db_calib_parse_number(f[4], &e->model.bandwidth_gbs))
-        return "the bandwidth (field 5) is not a number";
-    if (!parse_count(f[5], &e->model.sizes))
-        return "sizes (field 6) is not a count";
-    if (!db_calib_parse_number(f[6], &e->model.spread))
-        return "spread (field 7) is not a number";
-    return written_problem(e);
+    const char *bad = parse_copy_model(f, 3, &e->model, why, why_size);
+    return bad ? bad : written_problem(e);
 }
 
 int db_calib_split(char *line, char **f)
