@@ -98,15 +98,10 @@ kernel void stats_columns_strips(global const uchar *gray, int width, int height
     }
 }
 
-/* sliding, pass 2 (CPU): one work-item per row, running sums along the row. */
-kernel void stats_rows_serial(global const long *col, int width, int height, int h, global long *sums)
+/* Running sums along one row of column sums (cs, cq): S and Q of the row's
+** window at every x, clipped at the row's ends. */
+void row_sums(global const long *cs, global const long *cq, int width, int h, global long *S, global long *Q)
 {
-    int y = get_global_id(0);
-    if (y >= height)
-        return;
-    ulong n = (ulong)width * (ulong)height;
-    global const long *cs = col + (ulong)y * width, *cq = col + n + (ulong)y * width;
-    global long *S = sums + (ulong)y * width, *Q = sums + n + (ulong)y * width;
     long s = 0, q = 0;
     int last = min(h, width - 1);
     for (int x = 0; x <= last; x++) {
@@ -126,6 +121,17 @@ kernel void stats_rows_serial(global const long *col, int width, int height, int
             q -= cq[sub];
         }
     }
+}
+
+/* sliding, pass 2 (CPU): one work-item per row, running sums along the row. */
+kernel void stats_rows_serial(global const long *col, int width, int height, int h, global long *sums)
+{
+    int y = get_global_id(0);
+    if (y >= height)
+        return;
+    ulong n = (ulong)width * (ulong)height;
+    global const long *cs = col + (ulong)y * width, *cq = col + n + (ulong)y * width;
+    row_sums(cs, cq, width, h, sums + (ulong)y * width, sums + n + (ulong)y * width);
 }
 
 /* sliding (CPU), one pass: one work-item per band of `band` rows. The column
@@ -153,27 +159,8 @@ kernel void stats_bands(global const uchar *gray, int width, int height, int h, 
             cq[x] += g * g;
         }
     }
-    int last = min(h, width - 1);
     for (int y = y0; y < y1; y++) {
-        global long *S = sums + (ulong)y * width, *Q = sums + n + (ulong)y * width;
-        long s = 0, q = 0;
-        for (int x = 0; x <= last; x++) {
-            s += cs[x];
-            q += cq[x];
-        }
-        for (int x = 0; x < width; x++) {
-            S[x] = s;
-            Q[x] = q;
-            int add = x + h + 1, sub = x - h;
-            if (add < width) {
-                s += cs[add];
-                q += cq[add];
-            }
-            if (sub >= 0) {
-                s -= cs[sub];
-                q -= cq[sub];
-            }
-        }
+        row_sums(cs, cq, width, h, sums + (ulong)y * width, sums + n + (ulong)y * width);
         int add = y + h + 1, sub = y - h;
         if (add < height) {
             global const uchar *row = gray + (ulong)add * width;
