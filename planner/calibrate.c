@@ -375,9 +375,9 @@ static db_status run_once(calib_state *c, const db_algo *algo, const db_map *map
 ** difference of their wall times, less the difference the simulation already
 ** gives them (the first stage's move and its item's copy), at least 0.
 ** The pair shares its host's share and its last stages, and the smallest page
-** keeps the stages' own noise, which grows with the page, small; the residual
-** of the split map alone over its simulation swung from 0.04 to 0.97 ms between
-** calibrations on one machine, where pairs measured 0.2 to 0.45 ms
+** keeps the stages' own noise, which grows with the page, small. The residual
+** of the split map alone over its simulation swung from 0.04 to 1.93 ms between
+** calibrations; pairs gave 0.10 to 0.50 ms on the same kind of machine
 ** (bench/results/planner-h100.md). */
 static db_status calibrate_crossings(calib_state *c, const db_algo *const *algos, int n_algos, db_calib *out)
 {
