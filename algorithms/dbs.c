@@ -238,11 +238,11 @@ static const db_param params[N_PARAMS] = {
 
 static const db_stage stages[] = {
     {"tarray", "the clipping-free threshold array (made once per D and seed, then cached)", {IMAGE}, 0, {TARRAY},
-     1, {tarray_impl, tarray_impl}, ""},
+     1, {tarray_impl, tarray_impl}, "", NULL},
     {"init", "gray, labels, initial halftone and the integer error state", {IMAGE, TARRAY}, 2, {STATE, ERR}, 2,
-     {init_cpu, init_gpu}, "gray.cl dbs.cl"},
+     {init_cpu, init_gpu}, "gray.cl dbs.cl", NULL},
     {"search", "DBS toggles and swaps until a round changes nothing", {STATE, ERR}, 2,
-     {STATE, ERR, HALFTONE, REPORT}, 4, {search_cpu, search_gpu}, "dbs.cl"},
+     {STATE, ERR, HALFTONE, REPORT}, 4, {search_cpu, search_gpu}, "dbs.cl", NULL},
 };
 
 static const db_report_field report[] = {

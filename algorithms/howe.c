@@ -243,12 +243,12 @@ static const db_param params[DB_HOWE_N_PARAMS] = {
 
 static const db_stage stages[] = {
     {"laplacian", "2 x Laplacian of the forward differences, -1000 at bright-background outliers", {IMAGE}, 1,
-     {GRAY, LAP2}, 2, {laplacian_cpu, laplacian_gpu}, "laplacian.cl"},
+     {GRAY, LAP2}, 2, {laplacian_cpu, laplacian_gpu}, "laplacian.cl", NULL},
     {"canny", "MATLAB's canny_old: edges that cut the graph's links", {IMAGE}, 1, {EDGES}, 1,
-     {db_canny_cpu, db_canny_gpu}, "canny.cl"},
+     {db_canny_cpu, db_canny_gpu}, "canny.cl", NULL},
     {"graphcut", "minimum cut of the grid graph (cpu: Boykov-Kolmogorov, gpu: push-relabel); ink = the sink side",
      {GRAY, LAP2, EDGES},
-     3, {BINARY, CUT}, 2, {graphcut_cpu, graphcut_gpu}, "howe_graph.cl pushrelabel.cl"},
+     3, {BINARY, CUT}, 2, {graphcut_cpu, graphcut_gpu}, "howe_graph.cl pushrelabel.cl", NULL},
 };
 
 static const db_report_field report[] = {

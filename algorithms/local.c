@@ -221,10 +221,11 @@ THRESHOLD_IMPLS(wolf, WOLF)
     };                                                                                                           \
     static const db_stage id##_stages[] = {                                                                      \
         {"gray", "colour to gray (BT.601 or --gray qt)", {IMAGE}, 1, {GRAY}, 1, {db_gray_cpu, db_gray_gpu},      \
-         "gray.cl"},                                                                                             \
+         "gray.cl", NULL},                                                                                           \
         {"stats", "exact 64-bit window sums S, Q (variants: sliding, global, global-shared, shared)", {GRAY}, 1, \
-         {SUMS}, 1, {stats_cpu, stats_gpu}, "window_stats.cl"},                                                  \
-        {"threshold", threshold_doc, {GRAY, SUMS}, 2, {BINARY}, 1, {id##_cpu, id##_gpu}, "local_threshold.cl"},  \
+         {SUMS}, 1, {stats_cpu, stats_gpu}, "window_stats.cl", NULL},                                                \
+        {"threshold", threshold_doc, {GRAY, SUMS}, 2, {BINARY}, 1, {id##_cpu, id##_gpu},                             \
+         "local_threshold.cl", NULL},                                                                                \
     };                                                                                                           \
     const db_algo db_algo_##id = {                                                                               \
         .name = #id,                                                                                             \

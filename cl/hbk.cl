@@ -3,11 +3,16 @@
 ** Spec: specs/hbk.md. Centroids are Q8 fixed point (256 x value), distances int64,
 ** sums integers: no floating point, so every device gives the same result.
 **
-** State (global int[8]): G0 r,g,b, G1 r,g,b (Q8), converged flag, outer iterations.
-** Per block: mu[6] (its final local centroids) and acc[8] (per cluster: sum r, g, b, count).
+** State (global int[9]): G0 r,g,b, G1 r,g,b (Q8), converged flag, outer iterations,
+** assignment passes over a block summed over blocks and outer iterations (the
+** stage's work, which the planner's cost model scales by; saturates at INT_MAX).
+** Per block: mu[6] (its final local centroids) and acc[9] (per cluster: sum r,
+** g, b, count; then the block's assignment passes).
 */
 #define S_CONVERGED 6
 #define S_ITERATIONS 7
+#define S_PASSES 8
+#define ACC 9
 #define MAX_GROUP 256
 #define MAX_PER_ITEM 4
 
@@ -51,6 +56,7 @@ kernel void hbk_init(global int *state)
     }
     state[S_CONVERGED] = 0;
     state[S_ITERATIONS] = 0;
+    state[S_PASSES] = 0;
 }
 
 /* New centroids from per-cluster sums; returns 1 if they equal `mu`. */
@@ -89,7 +95,8 @@ kernel void hbk_local_groups(global const uchar *img, int width, int height, int
     for (int c = 0; c < 6; c++)
         mu[c] = state[c];
     uint sums[8];
-    for (int it = 0; it <= local_max; it++) {
+    int it = 0;
+    for (;; it++) {
         for (int v = 0; v < 8; v++)
             sums[v] = 0;
         for (int p = 0; p < np; p++) {
@@ -122,7 +129,8 @@ kernel void hbk_local_groups(global const uchar *img, int width, int height, int
         for (int c = 0; c < 6; c++)
             mu_out[6 * b + c] = mu[c];
         for (int v = 0; v < 8; v++)
-            acc_out[8 * b + v] = sums[v];
+            acc_out[ACC * b + v] = sums[v];
+        acc_out[ACC * b + 8] = it + 1;
     }
 }
 
@@ -143,7 +151,8 @@ kernel void hbk_local_serial(global const uchar *img, int width, int height, int
     for (int c = 0; c < 6; c++)
         mu[c] = state[c];
     uint sums[8];
-    for (int it = 0; it <= local_max; it++) {
+    int it = 0;
+    for (;; it++) {
         for (int v = 0; v < 8; v++)
             sums[v] = 0;
         for (int y = y0; y < y1; y++)
@@ -162,28 +171,29 @@ kernel void hbk_local_serial(global const uchar *img, int width, int height, int
     for (int c = 0; c < 6; c++)
         mu_out[6 * b + c] = mu[c];
     for (int v = 0; v < 8; v++)
-        acc_out[8 * b + v] = sums[v];
+        acc_out[ACC * b + v] = sums[v];
+    acc_out[ACC * b + 8] = it + 1;
 }
 
 /* The global step (one work-group): sums the block accumulators in 64 bits, forms
-** G' and tests G' = G. Does nothing once converged, so that iterations enqueued
+** G' and tests G' = G, and adds the blocks' passes to the state's count. Does nothing once converged, so that iterations enqueued
 ** beyond convergence leave the state and the blocks' centroids untouched. */
 kernel void hbk_global(global const uint *acc, int blocks, int global_max, global int *state)
 {
     if (state[S_CONVERGED] || state[S_ITERATIONS] >= global_max)
         return;
-    local ulong red[8][MAX_GROUP];
+    local ulong red[ACC][MAX_GROUP];
     int lid = get_local_id(0), lsize = get_local_size(0);
-    ulong sums[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    ulong sums[ACC] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
     for (int b = lid; b < blocks; b += lsize)
-        for (int v = 0; v < 8; v++)
-            sums[v] += acc[8 * b + v];
-    for (int v = 0; v < 8; v++)
+        for (int v = 0; v < ACC; v++)
+            sums[v] += acc[ACC * b + v];
+    for (int v = 0; v < ACC; v++)
         red[v][lid] = sums[v];
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int off = lsize / 2; off > 0; off /= 2) {
         if (lid < off)
-            for (int v = 0; v < 8; v++)
+            for (int v = 0; v < ACC; v++)
                 red[v][lid] += red[v][lid + off];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -198,6 +208,7 @@ kernel void hbk_global(global const uint *acc, int blocks, int global_max, globa
         }
     state[S_ITERATIONS] += 1;
     state[S_CONVERGED] = same;
+    state[S_PASSES] = (int)min((ulong)state[S_PASSES] + red[8][0], (ulong)INT_MAX);
 }
 
 /* Each pixel to its block's nearest final local centroid. */

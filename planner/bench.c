@@ -77,6 +77,7 @@ void db_bench_free(db_bench *b)
     free(b->height);
     free(b->stage_ms);
     free(b->wall_ms);
+    free(b->reports);
     memset(b, 0, sizeof *b);
 }
 
@@ -94,7 +95,8 @@ static db_status bench_alloc(db_bench *b, const db_bench_options *o)
     b->height = malloc((size_t)o->n_images * sizeof *b->height);
     b->stage_ms = calloc(n_runs * DB_MAX_STAGES, sizeof *b->stage_ms);
     b->wall_ms = calloc(n_runs, sizeof *b->wall_ms);
-    if (!b->maps || !b->image_names || !b->width || !b->height || !b->stage_ms || !b->wall_ms)
+    b->reports = calloc((size_t)o->n_images, sizeof *b->reports);
+    if (!b->maps || !b->image_names || !b->width || !b->height || !b->stage_ms || !b->wall_ms || !b->reports)
         goto nomem;
     memcpy(b->maps, o->maps, (size_t)o->n_maps * sizeof *b->maps);
     for (int i = 0; i < o->n_images; i++) {
@@ -159,7 +161,8 @@ db_status db_bench_run(db_context *ctx, const db_bench_options *o, db_bench *b)
                     o->progress(o->user, i * o->n_maps + m + 1, steps, what);
                 }
                 db_image *out = NULL;
-                st = db_run(ctx, o->algo, &o->maps[m], o->job, o->images[i], &out, NULL, prof);
+                st = db_run(ctx, o->algo, &o->maps[m], o->job, o->images[i], &out,
+                            m == 0 && run == 0 ? &b->reports[i] : NULL, prof);
                 db_image_free(out);
             }
             if (st == DB_OK && prof->runs != o->runs + 1)

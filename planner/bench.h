@@ -60,6 +60,7 @@ typedef struct db_bench {
     int *width, *height;         /* per image */
     double *stage_ms;            /* [image][map][run][stage]: span in ms, 0 if the stage enqueued nothing */
     double *wall_ms;             /* [image][map][run] */
+    db_report *reports;          /* per image: its first run's report, the same under every map */
 } db_bench;
 
 /* Runs the matrix. On failure `bench` is left empty and the message names the

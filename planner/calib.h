@@ -3,8 +3,8 @@
 **
 ** The file is plain text, one entry per line, fields separated by spaces:
 **
-**   docbin-calibration 4
-**   stage <device> <algo> <stage> <role> <variant> <kernel-hash> <a> <b> <sizes> <spread>
+**   docbin-calibration 5
+**   stage <device> <algo> <stage> <role> <variant> <kernel-hash> <a> <b> <sizes> <spread> <work>
 **   transfer <device> <dir> <latency> <bandwidth> <sizes> <spread>
 **   staging <latency> <bandwidth> <sizes> <spread>
 **   crossing <from> <to> <role> <ms> <sizes>
@@ -22,6 +22,10 @@
 **   spread       the largest |residual| of the fit relative to the time it is
 **                judged against (planner/cost.h: a stage's or host row's run, a
 **                copy's own time), >= 0
+**   work         for a stage whose cost follows the page's content (db_stage.work),
+**                the median work it did on the calibration pages, in passes over
+**                the page; a page where it does more costs more (planner/cost.h);
+**                0 for the others and in files of version 4 and earlier
 **   dir          h2d (host to device) or d2h (device to host)
 **   latency      ms; t(ms) = latency + bytes / (bandwidth * 1e6)
 **   bandwidth    GB/s (1e9 bytes per second), > 0
@@ -69,10 +73,12 @@
 #include "runtime/stage.h"
 
 /* The first line of every calibration file; bump the number when rows change. */
-#define DB_CALIB_HEADER "docbin-calibration 4"
+#define DB_CALIB_HEADER "docbin-calibration 5"
 
-/* The headers of the earlier formats, without written rows (3), without
-** crossing rows either (2) and without the staging row (1); still read. */
+/* The headers of the earlier formats, without the stage rows' work (4), without
+** written rows (3), without crossing rows either (2) and without the staging
+** row (1); still read. */
+#define DB_CALIB_HEADER_4 "docbin-calibration 4"
 #define DB_CALIB_HEADER_3 "docbin-calibration 3"
 #define DB_CALIB_HEADER_2 "docbin-calibration 2"
 #define DB_CALIB_HEADER_1 "docbin-calibration 1"

@@ -127,9 +127,10 @@ static double host_share(const db_profile *prof, int run, const db_context *ctx,
 
 /* Runs `map` on page k once to warm up and then o->runs times or more (above),
 ** into a new profile *prof (freed by the caller, NULL when out of memory);
-** *runs is the number of timed runs, runs 1..*runs of the profile. */
+** *runs is the number of timed runs, runs 1..*runs of the profile, and
+** *report the warm-up run's report (every run's is the same). */
 static db_status profile_runs(calib_state *c, const db_algo *algo, const db_map *map, const db_job *job, int k,
-                              db_profile **prof, int *runs)
+                              db_profile **prof, int *runs, db_report *report)
 {
     *runs = c->o->runs;
     if (!(*prof = db_profile_new()))
@@ -137,7 +138,7 @@ static db_status profile_runs(calib_state *c, const db_algo *algo, const db_map 
     db_status st = DB_OK;
     for (int run = 0; run <= *runs && st == DB_OK; run++) {
         db_image *result = NULL;
-        st = db_run(c->ctx, algo, map, job, c->pages[k], &result, NULL, *prof);
+        st = db_run(c->ctx, algo, map, job, c->pages[k], &result, run == 0 ? report : NULL, *prof);
         db_image_free(result);
         if (st == DB_OK && run == 1) {
             double ms = db_profile_run_wall_ms(*prof, 1);
@@ -148,6 +149,16 @@ static db_status profile_runs(calib_state *c, const db_algo *algo, const db_map 
         }
     }
     return st;
+}
+
+/* The median of n works, or 0 when any is 0 (the stage reports none). */
+static double work_median(const double *work, int n)
+{
+    db_box box;
+    for (int k = 0; k < n; k++)
+        if (!(work[k] > 0))
+            return 0;
+    return db_box_stats(work, n, &box) == DB_OK ? box.median : 0;
 }
 
 /* Calibrates the stages of `algo` with variant `v` that have an implementation on role `r`,
@@ -169,6 +180,7 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
     db_job_defaults(algo, &job);
     job.variant = v;
     db_cost_sample samples[DB_MAX_STAGES][DB_CALIBRATE_MAX_SIZES], host[DB_CALIBRATE_MAX_SIZES];
+    double work[DB_MAX_STAGES][DB_CALIBRATE_MAX_SIZES];
     double spans[DB_PROFILE_MAX_RUNS];
     int one_role = 1;
     for (int s = 0; s < algo->n_stages; s++)
@@ -181,9 +193,12 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
                  algo->n_variants ? variant : "", db_role_name(r), w, h, o->runs + 1);
         db_profile *prof;
         int runs;
-        db_status st = profile_runs(c, algo, &map, &job, k, &prof, &runs);
+        db_report report = {0};
+        db_status st = profile_runs(c, algo, &map, &job, k, &prof, &runs, &report);
         if (!prof)
             return st;
+        for (int s = 0; s < algo->n_stages; s++)
+            work[s][k] = algo->stages[s].work ? algo->stages[s].work(&job, w, h, &report) : 0;
         /* Every sample of this size is judged against the run's median wall time (cost.h). */
         db_box wall;
         for (int run = 1; run <= runs; run++)
@@ -227,7 +242,13 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
         snprintf(e.stage, sizeof e.stage, "%s", algo->stages[s].name);
         snprintf(e.variant, sizeof e.variant, "%s", variant);
         memcpy(e.kernel_hash, hash[s], sizeof e.kernel_hash);
+        /* A stage whose cost follows the content is fitted at the median
+        ** page's work: each page's size counts its work over that (cost.h). */
+        double median = work_median(work[s], o->n_sizes);
+        for (int k = 0; k < o->n_sizes && median > 0; k++)
+            samples[s][k].size *= work[s][k] / median;
         db_status st = db_cost_fit(samples[s], o->n_sizes, &e.model);
+        e.model.work = median;
         if (st == DB_OK)
             st = db_calib_put_stage(out, &e);
         if (st != DB_OK) {

@@ -80,16 +80,17 @@ static db_status fit_line(const db_cost_sample *samples, int n, const char *what
 
 db_status db_cost_fit(const db_cost_sample *samples, int n, db_cost_model *model)
 {
-    db_cost_model m;
+    db_cost_model m = {0};
     db_status st = fit_line(samples, n, "pixels", &m.a, &m.b, &m.sizes, &m.spread);
     if (st == DB_OK)
         *model = m;
     return st;
 }
 
-double db_cost_predict(const db_cost_model *model, double pixels)
+double db_cost_predict(const db_cost_model *model, double pixels, double work)
 {
-    return fmax(0, model->a + model->b * pixels);
+    double scale = model->work > 0 && work > 0 ? work / model->work : 1.0;
+    return fmax(0, model->a + model->b * pixels * scale);
 }
 
 const char *db_transfer_dir_name(db_transfer_dir dir)

@@ -34,21 +34,26 @@ typedef struct db_cost_sample {
     double of_ms; /* the time its residual is judged against (the run's wall time); 0: ms itself */
 } db_cost_sample;
 
-/* A stage's fitted model, t(ms) = a + b * pixels. */
+/* A stage's fitted model, t(ms) = a + b * pixels at the work of the pages it
+** was fitted to. A stage whose cost follows the page's content (db_stage.work)
+** does `work` passes over a calibration page and costs a + b * pixels * w / work
+** on a page where it does w: its samples were fitted at size pixels * w / work. */
 typedef struct db_cost_model {
     double a;      /* fixed cost in ms: launches, reads of convergence flags */
     double b;      /* ms per pixel */
     int sizes;     /* distinct sizes the fit saw */
     double spread; /* the largest |residual| / the time it is judged against: how far to trust the line */
+    double work;   /* the median work of the calibration pages; 0: the cost follows the size alone */
 } db_cost_model;
 
-/* Fits `model` to n samples. DB_ERR_USAGE (naming the fix) for fewer than
+/* Fits `model` to n samples (its work 0). DB_ERR_USAGE (naming the fix) for fewer than
 ** DB_COST_MIN_SIZES distinct sizes, or a negative, infinite or NaN value. */
 db_status db_cost_fit(const db_cost_sample *samples, int n, db_cost_model *model);
 
-/* The predicted time in ms for `pixels`; never negative, since a fit through
-** noisy small sizes may cross zero. */
-double db_cost_predict(const db_cost_model *model, double pixels);
+/* The predicted time in ms for `pixels` on a page where the stage does `work`
+** (<= 0: as much as on the calibration pages); never negative, since a fit
+** through noisy small sizes may cross zero. */
+double db_cost_predict(const db_cost_model *model, double pixels, double work);
 
 /* The direction of a copy: host to device or device to host. Copy engines are
 ** often asymmetric, so each direction has its own model. */

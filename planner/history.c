@@ -16,8 +16,8 @@
 /* Said after every reason a file is rejected. */
 #define HISTORY_FIX "the history is not used; delete the file to start a new one"
 
-/* Fields of a run row, its kind included. */
-enum { RUN_FIELDS = 9 };
+/* Fields of a run row, its kind included, and of one written before the work field. */
+enum { RUN_FIELDS = 10, RUN_FIELDS_1 = 9 };
 
 /* Longest row written: the key's fields, two numbers and separators. */
 enum { ROW_MAX = 512 };
@@ -64,6 +64,8 @@ static const char *run_problem(const db_history_run *r)
         return "the pixels are not a positive number";
     if (!isfinite(r->ms) || r->ms <= 0)
         return "the time is not a positive number";
+    if (!isfinite(r->work) || r->work < 0)
+        return "the work is negative or not a number";
     return NULL;
 }
 
@@ -78,8 +80,9 @@ static db_status parse_file(const char *path, char *text, db_history *out)
         *nl = '\0';
         char *line = p;
         p = nl + 1;
-        /* Two runs creating the file at once may put a row before the header. */
-        if (!strcmp(line, DB_HISTORY_HEADER))
+        /* Two runs creating the file at once may put a row before the header;
+        ** rows of both versions may follow either header (appends to an old file). */
+        if (!strcmp(line, DB_HISTORY_HEADER) || !strcmp(line, DB_HISTORY_HEADER_1))
             continue;
         if (!strncmp(line, "docbin-history", 14))
             return db_fail(DB_ERR_FORMAT, "%s:%d: the header is '%.40s', not '%s' (another docbin's format); %s",
@@ -93,12 +96,16 @@ static db_status parse_file(const char *path, char *text, db_history *out)
         char count_why[64];
         if (strcmp(f[0], "run") != 0) {
             why = "the row is not a 'run' row (not a history file?)";
-        } else if (n != RUN_FIELDS) {
-            snprintf(count_why, sizeof count_why, "a run row has %d fields, not %d", n, RUN_FIELDS);
+        } else if (n != RUN_FIELDS && n != RUN_FIELDS_1) {
+            snprintf(count_why, sizeof count_why, "a run row has %d fields, not %d (or %d, without the work)", n,
+                     RUN_FIELDS, RUN_FIELDS_1);
             why = count_why;
         } else if (!(why = db_calib_parse_key(f, &r.key))) {
+            r.work = 0;
             if (!db_calib_parse_number(f[7], &r.pixels) || !db_calib_parse_number(f[8], &r.ms))
                 why = "the pixels or the time (fields 8, 9) is not a number";
+            else if (n == RUN_FIELDS && !db_calib_parse_number(f[9], &r.work))
+                why = "the work (field 10) is not a number";
             else
                 why = run_problem(&r);
         }
@@ -142,8 +149,9 @@ db_status db_history_load(db_history *history, const char *path)
 /* Writes one row into buf; returns its length (%.17g: doubles read back bit for bit). */
 static int format_row(char *buf, size_t size, const db_history_run *r)
 {
-    return snprintf(buf, size, "run %s %s %s %s %s %s %.17g %.17g\n", r->key.device, r->key.algo, r->key.stage,
-                    db_role_name(r->key.role), r->key.variant, r->key.kernel_hash, r->pixels, r->ms);
+    return snprintf(buf, size, "run %s %s %s %s %s %s %.17g %.17g %.17g\n", r->key.device, r->key.algo,
+                    r->key.stage, db_role_name(r->key.role), r->key.variant, r->key.kernel_hash, r->pixels, r->ms,
+                    r->work);
 }
 
 /* Whether two keys name one stage (the key less its kernel hash). */
@@ -270,7 +278,8 @@ db_status db_history_append(const char *path, const db_history_run *runs, int n)
 }
 
 db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*keys)[17], const db_algo *algo,
-                          const db_job *job, const db_map *map, double pixels, db_history_run *out, int *n)
+                          const db_job *job, const db_map *map, int width, int height, const db_report *report,
+                          db_history_run *out, int *n)
 {
     *n = 0;
     const char *variant = algo->n_variants ? algo->variants[job->variant] : "-";
@@ -292,8 +301,9 @@ db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*k
         snprintf(r->key.stage, sizeof r->key.stage, "%s", algo->stages[s].name);
         snprintf(r->key.variant, sizeof r->key.variant, "%s", variant);
         r->key.role = role;
-        r->pixels = pixels;
+        r->pixels = (double)width * height;
         r->ms = row->span_ms;
+        r->work = algo->stages[s].work && report ? algo->stages[s].work(job, width, height, report) : 0;
     }
     return DB_OK;
 }
@@ -304,6 +314,13 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The median of n > 0 values, which it sorts. */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 int db_history_factor(const db_history *history, const db_calib_stage *key, const db_cost_model *model,
                       double *factor)
 {
@@ -312,13 +329,27 @@ int db_history_factor(const db_history *history, const db_calib_stage *key, cons
     *factor = 1.0;
     for (int i = history->n - 1; i >= 0 && n < DB_HISTORY_KEEP; i--) {
         const db_history_run *r = &history->runs[i];
-        double predicted = db_cost_predict(model, r->pixels);
+        double predicted = db_cost_predict(model, r->pixels, r->work);
         if (same_key(&r->key, key) && predicted > 0)
             ratio[n++] = r->ms / predicted;
     }
-    if (n < DB_HISTORY_MIN)
-        return n;
-    qsort(ratio, (size_t)n, sizeof *ratio, cmp_double);
-    *factor = n % 2 ? ratio[n / 2] : (ratio[n / 2 - 1] + ratio[n / 2]) / 2;
+    if (n >= DB_HISTORY_MIN)
+        *factor = median(ratio, n);
+    return n;
+}
+
+int db_history_work(const db_history *history, const db_calib_stage *key, double *work)
+{
+    double w[DB_HISTORY_KEEP];
+    int n = 0;
+    *work = 0;
+    for (int i = history->n - 1; i >= 0 && n < DB_HISTORY_KEEP; i--) {
+        const db_calib_stage *k = &history->runs[i].key;
+        if (history->runs[i].work > 0 && !strcmp(k->algo, key->algo) && !strcmp(k->stage, key->stage) &&
+            !strcmp(k->variant, key->variant) && !strcmp(k->kernel_hash, key->kernel_hash))
+            w[n++] = history->runs[i].work;
+    }
+    if (n >= DB_HISTORY_MIN)
+        *work = median(w, n);
     return n;
 }

@@ -10,15 +10,21 @@
 ** fills pools, nor a batch page that shared its devices with other pages), to
 ** `<calibration file>.history`:
 **
-**   docbin-history 1
-**   run <device> <algo> <stage> <role> <variant> <kernel-hash> <pixels> <ms>
+**   docbin-history 2
+**   run <device> <algo> <stage> <role> <variant> <kernel-hash> <pixels> <ms> <work>
 **
-** with the fields of a calibration stage row (calib.h), the image's pixels and
-** the stage's measured span in ms (what calibration measures). The planner
-** scales each calibrated stage model by the median of measured / predicted
-** over the stage's last DB_HISTORY_KEEP runs on that device with the current
-** kernels, once there are DB_HISTORY_MIN of them; rows measured with other
-** kernels are ignored, as the calibration row beside them is stale anyway.
+** with the fields of a calibration stage row (calib.h), the image's pixels,
+** the stage's measured span in ms (what calibration measures) and the work it
+** did (db_stage.work; 0 for a stage whose cost follows the size alone). The
+** planner scales each calibrated stage model by the median of measured /
+** predicted (at the row's work) over the stage's last DB_HISTORY_KEEP runs on
+** that device with the current kernels, once there are DB_HISTORY_MIN of them;
+** rows measured with other kernels are ignored, as the calibration row beside
+** them is stale anyway. A stage's work is the same on every device, so the
+** median work of its last runs on any device is what the planner expects of
+** the next page (db_history_work): runs on the GPU tell what the CPU would
+** face. Files of version 1 (rows without the work) are still read, and rows of
+** either version may follow either header.
 **
 ** Every run appends its rows with one write to a file opened for appending, so
 ** concurrent runs on one host interleave whole runs; a file past
@@ -38,20 +44,22 @@
 #include "planner/map.h"
 #include "runtime/profile.h"
 
-/* The header line of a history file. */
-#define DB_HISTORY_HEADER "docbin-history 1"
+/* The header line of a history file, and that of version 1 (no work field). */
+#define DB_HISTORY_HEADER "docbin-history 2"
+#define DB_HISTORY_HEADER_1 "docbin-history 1"
 
 /* Runs per stage that count (the latest), runs needed before history counts,
 ** and the size past which an append compacts the file. */
 enum { DB_HISTORY_KEEP = 64, DB_HISTORY_MIN = 3, DB_HISTORY_MAX_BYTES = 1 << 20 };
 
 /* One measured stage of one run: the stage's calibration key (device, algo,
-** stage, role, variant, kernel hash; its model unused), the image's pixels and
-** the stage's span in ms. */
+** stage, role, variant, kernel hash; its model unused), the image's pixels,
+** the stage's span in ms and its work (0: none reported). */
 typedef struct db_history_run {
     db_calib_stage key;
     double pixels;
     double ms;
+    double work;
 } db_history_run;
 
 /* A history file's rows, in file order. */
@@ -81,12 +89,14 @@ db_status db_history_load(db_history *history, const char *path);
 ** names or key a calibration row could not hold, or whose time is not positive. */
 db_status db_history_append(const char *path, const db_history_run *runs, int n);
 
-/* The rows of one run from its per-stage profile rows (db_profile_run_rows):
-** one per stage of `algo` that ran, on the role `map` gives it, keyed by
-** keys[role] (db_device_info.key), the variant of `job` and the stage's kernel
-** hash. *n is the count (at most DB_MAX_STAGES rows go to `out`). */
+/* The rows of one run of a width x height page from its per-stage profile
+** rows (db_profile_run_rows): one per stage of `algo` that ran, on the role
+** `map` gives it, keyed by keys[role] (db_device_info.key), the variant of
+** `job` and the stage's kernel hash, with the work from the run's `report`
+** (may be NULL: no work). *n is the count (at most DB_MAX_STAGES rows go to `out`). */
 db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*keys)[17], const db_algo *algo,
-                          const db_job *job, const db_map *map, double pixels, db_history_run *out, int *n);
+                          const db_job *job, const db_map *map, int width, int height, const db_report *report,
+                          db_history_run *out, int *n);
 
 /* The correction of a calibrated stage model: the median of ms / predicted
 ** over the last DB_HISTORY_KEEP rows with the same key as `key` (device, algo,
@@ -94,5 +104,11 @@ db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*k
 ** with fewer than DB_HISTORY_MIN, *factor is 1. */
 int db_history_factor(const db_history *history, const db_calib_stage *key, const db_cost_model *model,
                       double *factor);
+
+/* The work expected of a stage on the next page: the median over the last
+** DB_HISTORY_KEEP rows, on any device and role, with the algo, stage, variant
+** and kernel hash of `key` and a work above 0, in *work. Returns how many rows
+** that was; with fewer than DB_HISTORY_MIN, *work is 0 (none known). */
+int db_history_work(const db_history *history, const db_calib_stage *key, double *work);
 
 #endif

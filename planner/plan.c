@@ -23,6 +23,7 @@ void db_plan_costs_init(db_plan_costs *costs, const db_algo *algo, const db_job 
 {
     memset(costs, 0, sizeof *costs);
     costs->algo = algo;
+    costs->job = *job;
     costs->width = width;
     costs->height = height;
     costs->channels = channels;
@@ -63,6 +64,23 @@ void db_plan_costs_set_stage(db_plan_costs *costs, int stage, db_role role, doub
 {
     costs->stage[stage][role] = DB_PLAN_KNOWN;
     costs->stage_ms[stage][role] = ms;
+}
+
+void db_plan_costs_set_page_work(db_plan_costs *costs, const db_report *report)
+{
+    const db_algo *algo = costs->algo;
+    double pixels = (double)costs->width * (double)costs->height;
+    for (int s = 0; s < algo->n_stages; s++) {
+        double work = algo->stages[s].work ? algo->stages[s].work(&costs->job, costs->width, costs->height, report) : 0;
+        if (!(work > 0))
+            continue;
+        costs->work_source[s] = DB_PLAN_WORK_PAGE;
+        costs->work[s] = work;
+        for (int r = 0; r < DB_ROLE_COUNT; r++)
+            if (costs->modelled[s][r])
+                costs->stage_ms[s][r] =
+                    costs->history_factor[s][r] * db_cost_predict(&costs->stage_model[s][r], pixels, work);
+    }
 }
 
 void db_plan_costs_set_transfer(db_plan_costs *costs, db_role role, db_transfer_dir dir,
@@ -124,6 +142,21 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
         db_status st = db_stage_kernel_hash(stage, hash);
         if (st != DB_OK)
             return st;
+        if (stage->work) {
+            costs->work_source[s] = DB_PLAN_WORK_CALIBRATION;
+            db_calib_stage key = {.role = DB_ROLE_CPU};
+            snprintf(key.algo, sizeof key.algo, "%s", algo->name);
+            snprintf(key.stage, sizeof key.stage, "%s", stage->name);
+            snprintf(key.variant, sizeof key.variant, "%s", variant);
+            snprintf(key.kernel_hash, sizeof key.kernel_hash, "%s", hash);
+            double work;
+            int runs = history ? db_history_work(history, &key, &work) : 0;
+            if (runs >= DB_HISTORY_MIN) {
+                costs->work_source[s] = DB_PLAN_WORK_HISTORY;
+                costs->work[s] = work;
+                costs->work_runs[s] = runs;
+            }
+        }
         for (int r = 0; r < DB_ROLE_COUNT; r++) {
             if (costs->stage[s][r] != DB_PLAN_UNKNOWN)
                 continue; /* no implementation, or no device */
@@ -144,7 +177,11 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
                     costs->history_runs[s][r] = db_history_factor(history, &key, &model, &factor);
                     costs->history_factor[s][r] = factor;
                 }
-                db_plan_costs_set_stage(costs, s, (db_role)r, factor * db_cost_predict(&model, pixels));
+                db_plan_costs_set_stage(costs, s, (db_role)r, factor * db_cost_predict(&model, pixels, costs->work[s]));
+                costs->modelled[s][r] = true;
+                costs->stage_model[s][r] = model;
+                if (model.work > 0)
+                    costs->calib_work[s] = model.work;
                 break;
             }
             case DB_CALIB_STALE:
@@ -189,7 +226,7 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
         switch (db_calib_find_stage(calib, info->key, algo->name, DB_CALIB_HOST_STAGE, (db_role)r, variant,
                                     algo_hash, &model, msg, sizeof msg)) {
         case DB_CALIB_FOUND:
-            costs->host_ms[r] = fmax(0, db_cost_predict(&model, pixels));
+            costs->host_ms[r] = fmax(0, db_cost_predict(&model, pixels, 0));
             break;
         case DB_CALIB_STALE:
             add_note(costs, "%s, with docbin-bench --calibrate (device %s is '%s'); counted as 0 until then", msg,
@@ -592,6 +629,27 @@ void db_plan_explain(const db_plan_costs *costs, const db_map *ran, FILE *f)
     fprintf(f, "* = the map that runs; staging: the host's share (copies of the page and the result, enqueueing, "
                "waiting, crossings between the roles); latency: one image "
                "until its output is in the caller's image; period: a batch's time per image (its busiest queue)\n");
+    for (int s = 0; s < algo->n_stages; s++) {
+        const char *name = algo->stages[s].name;
+        double cal = costs->calib_work[s];
+        switch (costs->work_source[s]) {
+        case DB_PLAN_WORK_NONE:
+            break;
+        case DB_PLAN_WORK_CALIBRATION:
+            if (cal > 0)
+                fprintf(f, "work: %s predicted at the calibration pages' %.2f passes; a page's content may take "
+                        "more or fewer (runs with --history learn it)\n", name, cal);
+            break;
+        case DB_PLAN_WORK_HISTORY:
+            fprintf(f, "work: %s predicted at %.2f passes, the median of the last %d runs' pages (calibration "
+                    "pages %.2f)\n", name, costs->work[s], costs->work_runs[s], cal);
+            break;
+        case DB_PLAN_WORK_PAGE:
+            fprintf(f, "work: %s predicted at %.2f passes, this page's (calibration pages %.2f)\n", name,
+                    costs->work[s], cal);
+            break;
+        }
+    }
     for (int s = 0; s < algo->n_stages; s++)
         for (int r = 0; r < DB_ROLE_COUNT; r++)
             if (costs->history_runs[s][r] >= DB_HISTORY_MIN)

@@ -75,9 +75,18 @@ enum {
     DB_PLAN_NOTE = 512
 };
 
+/* Where the work a table assumes of a stage (db_stage.work) comes from. */
+typedef enum db_plan_work {
+    DB_PLAN_WORK_NONE,        /* the stage's cost follows the size alone */
+    DB_PLAN_WORK_CALIBRATION, /* as much as on the calibration pages (the rows' work) */
+    DB_PLAN_WORK_HISTORY,     /* the median of the last runs' pages (db_history_work) */
+    DB_PLAN_WORK_PAGE         /* this page's, from a run of it (db_plan_costs_set_page_work) */
+} db_plan_work;
+
 /* The costs of one algorithm at one image size on one host's roles. */
 typedef struct db_plan_costs {
     const db_algo *algo;
+    db_job job;
     int width, height, channels;
     bool bound[DB_ROLE_COUNT];                 /* a device is bound to the role */
     char device[DB_ROLE_COUNT][256];           /* its name, for notes and tables */
@@ -100,6 +109,12 @@ typedef struct db_plan_costs {
     db_transfer_model written_model[DB_ROLE_COUNT];
     double history_factor[DB_MAX_STAGES][DB_ROLE_COUNT]; /* measured / calibrated, applied (1: none) */
     int history_runs[DB_MAX_STAGES][DB_ROLE_COUNT];      /* the runs it came from (history.h) */
+    bool modelled[DB_MAX_STAGES][DB_ROLE_COUNT];         /* stage_ms came from stage_model (calibrated) */
+    db_cost_model stage_model[DB_MAX_STAGES][DB_ROLE_COUNT];
+    db_plan_work work_source[DB_MAX_STAGES];             /* where work[] comes from */
+    double work[DB_MAX_STAGES];    /* the work assumed of the page (0 with NONE and CALIBRATION) */
+    double calib_work[DB_MAX_STAGES]; /* the calibration pages' work (a calibrated row's), 0 if none */
+    int work_runs[DB_MAX_STAGES];  /* with HISTORY: the runs it is the median of */
     char notes[DB_PLAN_MAX_NOTES][DB_PLAN_NOTE]; /* missing or stale entries, with the fix */
     int n_notes;
 } db_plan_costs;
@@ -138,7 +153,10 @@ void db_plan_costs_unbind(db_plan_costs *costs, db_role role);
 ** kernel hash. Every missing or stale entry a runnable map could need becomes
 ** UNKNOWN with a note naming the stage, role and device and the fix. With a
 ** `history` (may be NULL), each calibrated stage's prediction is scaled by
-** its measured / predicted ratio (db_history_factor).
+** its measured / predicted ratio (db_history_factor), and a stage whose cost
+** follows the content is predicted at the work of the last runs' pages
+** (db_history_work) once there are enough of them, else at the calibration
+** pages'.
 ** DB_ERR_USAGE when a stage's kernel hash cannot be computed. */
 db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, const db_history *history,
                                    const db_context *ctx, const db_algo *algo, const db_job *job, int width,
@@ -150,6 +168,11 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
 ** fix (calib.h, history.h). */
 db_status db_plan_costs_load(db_plan_costs *costs, const char *path, const db_context *ctx, const db_algo *algo,
                              const db_job *job, int width, int height, int channels);
+
+/* Predicts the calibrated stages whose cost follows the content at the work
+** a run of this page did, from its `report` (the same under every map and
+** device): what each map costs for this page, once it is known. */
+void db_plan_costs_set_page_work(db_plan_costs *costs, const db_report *report);
 
 /* Writes each note as one line "<prefix><note>" to f. */
 void db_plan_print_notes(const db_plan_costs *costs, FILE *f, const char *prefix);
@@ -214,7 +237,8 @@ void db_plan_fallback_line(const db_plan_costs *costs, const db_plan_choice *cho
 
 /* Prints every map of the algorithm in --map syntax with its predicted stage
 ** times, transfer time, latency and batch period; marks `ran` (the map that
-** runs) with '*'; then the planner's choices and the notes. */
+** runs) with '*'; then the work assumed of stages whose cost follows the
+** content, the planner's choices and the notes. */
 void db_plan_explain(const db_plan_costs *costs, const db_map *ran, FILE *f);
 
 /* Prints, for `map`, the predicted figures beside those measured in run `run`

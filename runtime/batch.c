@@ -512,6 +512,7 @@ static void run_slot(batch *b, lane_arg *lane, slot *s)
             int n = db_profile_run_rows(prof, 0, s->r.rows, DB_BATCH_MAX_ROWS);
             s->r.n_rows = n < DB_BATCH_MAX_ROWS ? n : DB_BATCH_MAX_ROWS;
         }
+        s->r.report = report;
         for (int i = 0; i < report.n; i++)
             if (report.fields[i].if_zero && report.values[i] == 0)
                 warn(b, s->r.input, report.fields[i].if_zero);

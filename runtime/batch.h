@@ -96,6 +96,7 @@ typedef struct db_batch_result {
     double run_start_ms;    /* when its run began, from the batch's start: a timeline of the lanes */
     int n_rows;             /* per-stage and per-copy device times, with profiling */
     db_profile_row rows[DB_BATCH_MAX_ROWS];
+    db_report report;       /* the run's report (n 0 when failed or none) */
 } db_batch_result;
 
 /* Called once per image, from whichever thread finished it, never two at once. */

@@ -97,6 +97,12 @@ typedef struct db_stage {
     ** ("" for host code only): the planner hashes them so that a changed kernel
     ** invalidates its calibration (planner/calib.h). */
     const char *sources;
+    /* For a stage whose cost follows the page's content as well as its size
+    ** (a loop until convergence): the work a run did, from its report, in
+    ** passes over the page, the same on every device (the report is). The
+    ** planner scales the stage's cost by it (planner/cost.h). NULL: the cost
+    ** follows the size alone. */
+    double (*work)(const struct db_job *job, int width, int height, const db_report *report);
 } db_stage;
 
 /* An algorithm: a small DAG of stages over data items. Item `input` is the

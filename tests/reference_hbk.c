@@ -29,6 +29,7 @@ typedef struct image {
     int channels;
     int block;
     int local_max;
+    int64_t *passes; /* assign_block calls so far */
 } image;
 
 /* R, G, B of pixel (x, y); a gray pixel gives the same value three times. */
@@ -84,6 +85,7 @@ static int same(const centroids *a, const centroids *b)
 static void assign_block(const image *img, int bx, int by, const centroids *k, accumulators *acc)
 {
     *acc = (accumulators){0};
+    (*img->passes)++;
     int x0 = bx * img->block, y0 = by * img->block;
     int x1 = x0 + img->block < img->width ? x0 + img->block : img->width;
     int y1 = y0 + img->block < img->height ? y0 + img->block : img->height;
@@ -127,17 +129,18 @@ int ref_hbk(const uint8_t *pixels, int width, int height, int channels, int bloc
             int *converged)
 {
     return ref_hbk_caps(pixels, width, height, channels, block, REF_HBK_LOCAL_MAX, REF_HBK_GLOBAL_MAX,
-                        out, converged);
+                        out, converged, NULL);
 }
 
 int ref_hbk_caps(const uint8_t *pixels, int width, int height, int channels, int block,
-                 int local_max, int global_max, uint8_t *out, int *converged)
+                 int local_max, int global_max, uint8_t *out, int *converged, int64_t *passes)
 {
     if (!pixels || !out || width < 1 || height < 1 || (channels != 1 && channels != 3) ||
         (block != 8 && block != 16 && block != 32) || local_max < 1 || global_max < 1)
         return -1;
 
-    image img = {pixels, width, height, channels, block, local_max};
+    int64_t count = 0;
+    image img = {pixels, width, height, channels, block, local_max, &count};
     int blocks_x = (width - 1) / block + 1;  /* partial edge blocks count */
     int blocks_y = (height - 1) / block + 1;
     centroids *local = malloc((size_t)blocks_x * (size_t)blocks_y * sizeof *local);
@@ -183,5 +186,7 @@ int ref_hbk_caps(const uint8_t *pixels, int width, int height, int channels, int
     free(local);
     if (converged)
         *converged = done;
+    if (passes)
+        *passes = count;
     return outer;
 }

@@ -28,8 +28,10 @@ int ref_hbk(const uint8_t *pixels, int width, int height, int channels, int bloc
 /* ref_hbk with the caps as arguments (each >= 1, else -1), so that tests can
 ** reach the cap paths — the extra assignment after local_max local
 ** iterations, the unconverged result after global_max outer ones — on small
-** images, as the library's local-max and global-max parameters do. */
+** images, as the library's local-max and global-max parameters do.
+** *passes (may be NULL) receives the assignments of a block's pixels, counted
+** over every block and outer iteration: the work the library reports. */
 int ref_hbk_caps(const uint8_t *pixels, int width, int height, int channels, int block,
-                 int local_max, int global_max, uint8_t *out, int *converged);
+                 int local_max, int global_max, uint8_t *out, int *converged, int64_t *passes);
 
 #endif

@@ -119,13 +119,17 @@ def check_stage_rows(rows, algos, names, device_keys, what):
     for r in rows:
         if r[2] not in names:
             continue
-        check(len(r) == 11, f'{what}: row has {len(r)} fields: {r}')
+        check(len(r) == 12, f'{what}: row has {len(r)} fields: {r}')
         check(r[1] in device_keys, f'{what}: device {r[1]} is not a bound device ({device_keys})')
         want = algo_hash(r[2], algos) if r[3] == 'host' else kernel_hash(SOURCES[(r[2], r[3])])
         check(r[6] == want, f'{what}: kernel hash of {r[2]}/{r[3]} is {r[6]}')
         check(r[9] == '3', f'{what}: {r[2]}/{r[3]} fitted {r[9]} sizes, not 3')
         a, b, spread = float(r[7]), float(r[8]), float(r[10])
         check(math.isfinite(a) and math.isfinite(b) and spread >= 0, f'{what}: bad fit {r}')
+        # Work: hbk's kmeans makes at least one pass over every block per outer iteration;
+        # every other stage's cost follows the size alone.
+        work = float(r[11])
+        check(work >= 1 if (r[2], r[3]) == ('hbk', 'kmeans') else work == 0, f'{what}: work of {r}')
     return len(expected)
 
 
@@ -176,7 +180,7 @@ def main():
         check(os.path.exists(path), f'no calibration file at {path}')
         if os.path.exists(path):
             header, stages, transfers = read_calib(path)
-            check(header == 'docbin-calibration 4', f'header {header!r}')
+            check(header == 'docbin-calibration 5', f'header {header!r}')
             keys = set(re.findall(r'\b[0-9a-f]{16}\b', devices))
             n = check_stage_rows(stages, algos, ['otsu', 'sauvola'], keys, 'first calibration')
             check(len(stages) == n, f'first calibration: {len(stages)} rows, expected {n}')
@@ -200,7 +204,7 @@ def main():
             rc, out, err = run(['--calibrate', '--algo', 'hbk', '--calib', path] + TINY)
             check(rc == 0, f'calibrate hbk failed: {err}')
             header, stages, _ = read_calib(path)
-            check(header == 'docbin-calibration 4', f'header after merge {header!r}')
+            check(header == 'docbin-calibration 5', f'header after merge {header!r}')
             check(first <= {' '.join(r) for r in stages}, 'merge lost or changed rows of the first calibration')
             n_hbk = check_stage_rows(stages, algos, ['hbk'], keys, 'merged calibration')
             check(len(stages) == n + n_hbk, f'merged file has {len(stages)} rows, expected {n + n_hbk}')

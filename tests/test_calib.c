@@ -66,7 +66,16 @@ static void test_fit(void)
     CHECK(db_cost_fit(s, 5, &m) == DB_OK, "noiseless fit: %s", db_error_message());
     CHECK(fabs(m.a - 0.25) < 1e-9 && fabs(m.b - 2e-6) < 1e-15, "noiseless fit a=%g b=%g", m.a, m.b);
     CHECK(m.sizes == 5 && m.spread < 1e-9, "sizes %d spread %g", m.sizes, m.spread);
-    CHECK(fabs(db_cost_predict(&m, 1e6) - 2.25) < 1e-9, "predict %g", db_cost_predict(&m, 1e6));
+    CHECK(fabs(db_cost_predict(&m, 1e6, 0) - 2.25) < 1e-9, "predict %g", db_cost_predict(&m, 1e6, 0));
+    /* A stage whose cost follows the content: fitted at 4 passes, a page that
+    ** takes 12 costs the size term three times over, the intercept once. */
+    CHECK(m.work == 0, "a fit sets work %g", m.work);
+    db_cost_model wm = m;
+    wm.work = 4;
+    CHECK(fabs(db_cost_predict(&wm, 1e6, 12) - (0.25 + 3 * 2.0)) < 1e-9 && fabs(db_cost_predict(&wm, 1e6, 0) - 2.25) < 1e-9 &&
+              fabs(db_cost_predict(&m, 1e6, 12) - 2.25) < 1e-9,
+          "predict at work 12 of 4: %g; at the calibration's: %g; without a calibrated work: %g",
+          db_cost_predict(&wm, 1e6, 12), db_cost_predict(&wm, 1e6, 0), db_cost_predict(&m, 1e6, 12));
 
     /* Noisy, with repeated sizes: the same line as the weighted normal equations give. */
     db_cost_sample t[12];
@@ -100,8 +109,8 @@ static void test_fit(void)
           m.b, a, b);
     CHECK(relative_sumsq(w3, 3, m.a, m.b) < relative_sumsq(w3, 3, pa, pb),
           "relative residuals %g, plain fit's %g", relative_sumsq(w3, 3, m.a, m.b), relative_sumsq(w3, 3, pa, pb));
-    CHECK(fabs(db_cost_predict(&m, 5e5) - 0.2) / 0.2 < 0.05 && fabs(pa + pb * 5e5 - 0.2) / 0.2 > 0.1,
-          "smallest page: weighted %g, plain %g, measured 0.2 ms", db_cost_predict(&m, 5e5), pa + pb * 5e5);
+    CHECK(fabs(db_cost_predict(&m, 5e5, 0) - 0.2) / 0.2 < 0.05 && fabs(pa + pb * 5e5 - 0.2) / 0.2 > 0.1,
+          "smallest page: weighted %g, plain %g, measured 0.2 ms", db_cost_predict(&m, 5e5, 0), pa + pb * 5e5);
 
     /* A part of a run judged against the run's wall time (the host's share on a
     ** GPU: a few percent of the run, its small page's sample mostly noise): the
@@ -158,7 +167,7 @@ static int same_stage(const db_calib_stage *x, const db_calib_stage *y)
     return !strcmp(x->device, y->device) && !strcmp(x->algo, y->algo) && !strcmp(x->stage, y->stage) &&
            x->role == y->role && !strcmp(x->variant, y->variant) && !strcmp(x->kernel_hash, y->kernel_hash) &&
            x->model.a == y->model.a && x->model.b == y->model.b && x->model.sizes == y->model.sizes &&
-           x->model.spread == y->model.spread;
+           x->model.spread == y->model.spread && x->model.work == y->model.work;
 }
 
 static int same_transfer(const db_calib_transfer *x, const db_calib_transfer *y)
@@ -200,6 +209,7 @@ static void test_file(void)
     db_calib_stage e1 = stage_entry("0123456789abcdef", "stats", DB_ROLE_GPU, "shared", 'a', 0.1 / 3, 1.0 / 7e6);
     db_calib_stage e2 = stage_entry("0123456789abcdef", "stats", DB_ROLE_CPU, "shared", 'b', -0.01, 3e-7);
     db_calib_stage e3 = stage_entry("fedcba9876543210", "gray", DB_ROLE_GPU, "-", 'c', 2, 1e-9);
+    e2.model.work = 12.0 / 7; /* a stage whose cost follows the content */
     db_calib_transfer t1 = {"0123456789abcdef", DB_H2D, {.latency_ms = 0.015, .bandwidth_gbs = 11.7, .sizes = 5,
                                                           .spread = 0.2}};
     db_calib_transfer t2 = {"0123456789abcdef", DB_D2H, {.latency_ms = -0.001, .bandwidth_gbs = 1.0 / 3, .sizes = 3,
@@ -292,6 +302,14 @@ static void test_file(void)
     CHECK(db_calib_load(&o, old_path) == DB_OK && o.n_crossings == 1 && o.n_written == 0, "third format: %s",
           db_error_message());
     db_calib_free(&o);
+    /* And one of the fourth, whose stage rows have no work: 0 (the size alone). */
+    write_text(old_path, "docbin-calibration 4\nstage 0123456789abcdef otsu gray gpu - "
+                         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01\n");
+    db_calib_init(&o);
+    CHECK(db_calib_load(&o, old_path) == DB_OK && o.n_stages == 1 && o.stages[0].model.work == 0 &&
+              o.stages[0].model.spread == 0.01,
+          "fourth format: %s", db_error_message());
+    db_calib_free(&o);
     /* A written row with a field missing, or a non-positive bandwidth, fails the file with its line. */
     write_text(old_path, "docbin-calibration 4\nwritten 0123456789abcdef fedcba9876543210 0.01 20 4\n");
     db_calib_init(&o);
@@ -349,24 +367,30 @@ static void test_file(void)
     /* Malformed files: rejected whole, naming the file, the line and the fix. */
     const char *hdr = DB_CALIB_HEADER "\n";
     const char *good = "stage 0123456789abcdef otsu gray gpu - "
-                       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01\n";
+                       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0\n";
     struct {
         const char *body;
         int line;
         const char *what;
     } cases[] = {
-        {"docbin-calibration 5\n", 1, "header"},
+        {"docbin-calibration 6\n", 1, "header"},
         {"garbage\n", 1, "header"},
         {"", 1, "empty"},
         {"stage 0123456789abcdef otsu gray gpu -\n", 3, "fields"},
         {"stage 0123456789abcdef otsu gray gpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 fast 3 0.01\n", 3, "number"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 fast 3 0.01 0\n", 3, "number"},
         {"stage 0123456789abcdef otsu gray gpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 2 0.01\n", 3, "sizes"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 2 0.01 0\n", 3, "sizes"},
         {"stage 0123456789abcdef otsu gray tpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01\n", 3, "role"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0\n", 3, "role"},
         {"stage 0123456789abcdeg otsu gray gpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01\n", 3, "device"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0\n", 3, "device"},
+        {"stage 0123456789abcdef otsu kmeans gpu - "
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01\n", 3, "work missing"},
+        {"stage 0123456789abcdef otsu kmeans gpu - "
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 -4\n", 3, "work negative"},
+        {"stage 0123456789abcdef otsu kmeans gpu - "
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 lots\n", 3, "work number"},
         {"transfer 0123456789abcdef h2d 0.01 -5 3 0.1\n", 3, "bandwidth"},
         {"transfer 0123456789abcdef h2d 0.01 5 3\n", 3, "fields"},
         {"transfer 0123456789abcdef up 0.01 5 3 0.1\n", 3, "direction"},

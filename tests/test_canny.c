@@ -21,7 +21,7 @@ static const db_item items[N_ITEMS] = {
 };
 
 static const db_stage stages[] = {
-    {"canny", "canny_old", {IMAGE}, 1, {EDGES}, 1, {db_canny_cpu, db_canny_gpu}, "canny.cl"},
+    {"canny", "canny_old", {IMAGE}, 1, {EDGES}, 1, {db_canny_cpu, db_canny_gpu}, "canny.cl", NULL},
 };
 
 static const db_param params[DB_HOWE_N_PARAMS] = {

@@ -191,6 +191,7 @@ def check_planner(tmp, good):
               'batch --map auto: output differs from --map gpu')
         print('ok   --map auto: cpu,cpu,cpu for one image, cpu,gpu,cpu for a batch')
         check_history(tmp, good, env, calib2, keys, ref)
+        check_work(tmp, good, env, keys)
         # A broken calibration file is an error naming it, with no output.
         with open(calib, 'a') as f:
             f.write('stage nonsense\n')
@@ -198,6 +199,41 @@ def check_planner(tmp, good):
         rc, _, err = run(['--algo', 'sauvola', '--map', 'auto', '--calib', calib, good, '-o', o], env)
         check(rc == 1 and 'plan.calib' in err and not os.path.exists(o), f'bad calibration file: {rc} {err}')
         print(f'ok   bad calibration file: exit {rc}')
+
+
+def check_work(tmp, good, env, keys):
+    """hbk's kmeans costs what its passes over the page cost: a run records its work (local_passes
+    over the page's blocks) in the history, and the planner predicts the next page at the median
+    of the last runs' work, on either role."""
+    calib = os.path.join(tmp, 'hbk.calib')
+    algo = hashlib.sha256(2 * (kernel_hash('hbk.cl').encode() + b'\0')).hexdigest()
+    with open(calib, 'w') as f:
+        f.write('docbin-calibration 5\nstaging 0 1000 3 0\n')
+        f.write(f'crossing {keys["gpu"]} {keys["cpu"]} cpu 0 3\ncrossing {keys["cpu"]} {keys["gpu"]} gpu 0 3\n')
+        for role in ('cpu', 'gpu'):
+            f.write(f'stage {keys[role]} hbk host {role} - {algo} 0 0 3 0 0\n')
+            f.write(f'stage {keys[role]} hbk kmeans {role} - {kernel_hash("hbk.cl")} 0 1e-3 3 0 2\n')
+            f.write(f'stage {keys[role]} hbk label {role} - {kernel_hash("hbk.cl")} 1 0 3 0 0\n')
+    w, h = clitest.png_size(good)
+    o = os.path.join(tmp, 'hbk.png')
+    rc, _, err = run(['--algo', 'hbk', '--explain', '--map', 'gpu', '--calib', calib, good, '-o', o], env)
+    check(rc == 0 and 'work: kmeans predicted at the calibration pages\' 2.00 passes' in err,
+          f'hbk --explain without history: {err}')
+    rc, _, err = run(['--algo', 'hbk', '--map', 'cpu,gpu', '--calib', calib, '--history', '--repeat', '4',
+                      '--profile', good, '-o', o], env)
+    passes = re.search(r'^local_passes: (\d+)$', err, re.M)
+    rows = [l.split() for l in open(calib + '.history') if l.startswith('run ')]
+    blocks = ((w + 15) // 16) * ((h + 15) // 16)
+    work = int(passes.group(1)) / blocks if passes else -1
+    check(rc == 0 and passes and len(rows) == 6
+          and all(float(r[9]) == (work if r[3] == 'kmeans' else 0) for r in rows),
+          f'hbk --history: work {work}, rows {rows}: {err}')
+    # Three runs on cpu tell the gpu role's prediction too: the work is the same on every device.
+    rc, _, err = run(['--algo', 'hbk', '--explain', '--map', 'gpu', '--calib', calib, good, '-o', o], env)
+    check(rc == 0 and f'work: kmeans predicted at {work:.2f} passes, the median of the last 3 runs\' pages' in err
+          and re.search(r'^\* gpu,gpu +%.3f ' % (1e-3 * w * h * work / 2), err, re.M),
+          f'hbk --explain with history (work {work}): {err}')
+    print(f'ok   hbk work: {work:.2f} passes recorded and predicted from the history')
 
 
 def check_history(tmp, good, env, calib, keys, ref):
@@ -216,10 +252,10 @@ def check_history(tmp, good, env, calib, keys, ref):
     r = rows()
     expect = [('gray', 'cpu', 'gray.cl'), ('stats', 'gpu', 'window_stats.cl'), ('threshold', 'cpu',
                                                                                'local_threshold.cl')] * 2
-    check(rc == 0 and open(hist).readline() == 'docbin-history 1\n', f'--history: no history file: {err}')
+    check(rc == 0 and open(hist).readline() == 'docbin-history 2\n', f'--history: no history file: {err}')
     check([(x[3], x[4]) for x in r] == [(s, role) for s, role, _ in expect]
           and all(x[1] == keys[x[4]] and x[2] == 'sauvola' and x[5] == 'sliding' and x[6] == kernel_hash(src)
-                  and float(x[7]) == w * h and float(x[8]) > 0 for x, (_, _, src) in zip(r, expect)),
+                  and float(x[7]) == w * h and float(x[8]) > 0 and x[9] == '0' for x, (_, _, src) in zip(r, expect)),
           f'--history --repeat 3: rows {r}')
     print(f'ok   --history --repeat 3: {len(r)} rows (2 warm runs x 3 stages)')
     # One run (cold) and --no-history with --map auto add nothing.

@@ -49,8 +49,9 @@ static void check(db_context *ctx, const db_algo *algo, const db_image *img, int
     size_t n = (size_t)img->width * img->height;
     uint8_t *expect = malloc(n);
     int ref_converged = 0;
-    int ref_iterations = ref_hbk_caps(img->data, img->width, img->height, img->channels, block, local_max, global_max, expect,
-                                 &ref_converged);
+    int64_t ref_passes = 0;
+    int ref_iterations = ref_hbk_caps(img->data, img->width, img->height, img->channels, block, local_max, global_max,
+                                      expect, &ref_converged, &ref_passes);
     for (int i = 0; i < db_map_count(algo); i++) {
         db_job job;
         db_job_defaults(algo, &job);
@@ -70,9 +71,11 @@ static void check(db_context *ctx, const db_algo *algo, const db_image *img, int
         size_t d = test_diff(out->data, expect, n);
         CHECK(d == 0, "%s (%dx%d, block %d) map %s: %zu pixels differ from the reference", what, img->width,
               img->height, block, m, d);
-        CHECK(report.n == 2 && report.values[0] == ref_iterations && report.values[1] == ref_converged,
-              "%s block %d map %s: %lld outer iterations (converged %lld), the reference %d (converged %d)", what,
-              block, m, (long long)report.values[0], (long long)report.values[1], ref_iterations, ref_converged);
+        CHECK(report.n == 3 && report.values[0] == ref_iterations && report.values[1] == ref_passes &&
+                  report.values[2] == ref_converged,
+              "%s block %d map %s: %lld outer iterations, %lld passes (converged %lld), the reference %d, %lld (%d)",
+              what, block, m, (long long)report.values[0], (long long)report.values[1], (long long)report.values[2],
+              ref_iterations, (long long)ref_passes, ref_converged);
         db_image_free(out);
     }
     free(expect);
@@ -138,7 +141,7 @@ int main(void)
     db_image *img = make_image(70, 41, 3, DOCUMENT);
     int converged = 1;
     uint8_t *scratch = malloc((size_t)70 * 41);
-    ref_hbk_caps(img->data, 70, 41, 3, 16, 50, 1, scratch, &converged);
+    ref_hbk_caps(img->data, 70, 41, 3, 16, 50, 1, scratch, &converged, NULL);
     free(scratch);
     CHECK(converged == 0, "the capped case converged in one iteration: it does not test the cap");
     check(ctx, algo, img, 16, 50, 1, "document/capped");

@@ -94,7 +94,7 @@ static void test_round_trip(void)
 static void test_rejected(void)
 {
     static const char *const bad[] = {
-        "docbin-history 2\n",
+        "docbin-history 3\n",
         "stage 0123456789abcdef howe canny cpu - " "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
         " 100 2\n",
         "run 0123456789abcdef howe canny cpu -\n",
@@ -112,6 +112,12 @@ static void test_rejected(void)
         "run 0123456789abcdef howe canny cpu - "
         "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 0\n",
         "<html>not a history</html>\n",
+        "run 0123456789abcdef hbk kmeans cpu - "
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 2 -1\n",
+        "run 0123456789abcdef hbk kmeans cpu - "
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 2 many\n",
+        "run 0123456789abcdef hbk kmeans cpu - "
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 2 3 4\n",
     };
     char path[256];
     snprintf(path, sizeof path, "%s/bad.history", dir);
@@ -235,7 +241,8 @@ static void test_rows(void)
     const char keys[DB_ROLE_COUNT][17] = {"aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"};
     db_history_run out[DB_MAX_STAGES];
     int n = 0;
-    CHECK(db_history_rows(rows, 4, keys, howe, &job, &map, 2e6, out, &n) == DB_OK && n == 3, "rows: %d", n);
+    CHECK(db_history_rows(rows, 4, keys, howe, &job, &map, 1000, 2000, NULL, out, &n) == DB_OK && n == 3,
+          "rows: %d", n);
     static const char *const stage[3] = {"laplacian", "canny", "graphcut"};
     static const double ms[3] = {1.5, 20, 14};
     for (int i = 0; i < n && i < 3; i++) {
@@ -244,11 +251,80 @@ static void test_rows(void)
         CHECK(!strcmp(out[i].key.stage, stage[i]) && out[i].key.role == map.role[i] && out[i].ms == ms[i] &&
                   out[i].pixels == 2e6 && !strcmp(out[i].key.device, keys[map.role[i]]) &&
                   !strcmp(out[i].key.kernel_hash, hash) && !strcmp(out[i].key.variant, "-") &&
-                  !strcmp(out[i].key.algo, "howe"),
+                  !strcmp(out[i].key.algo, "howe") && out[i].work == 0,
               "row %d: %s %s %g", i, out[i].key.stage, out[i].key.device, out[i].ms);
     }
     /* A stage that enqueued nothing on its role has no row. */
-    CHECK(db_history_rows(rows, 2, keys, howe, &job, &map, 2e6, out, &n) == DB_OK && n == 1, "partial: %d", n);
+    CHECK(db_history_rows(rows, 2, keys, howe, &job, &map, 1000, 2000, NULL, out, &n) == DB_OK && n == 1,
+          "partial: %d", n);
+
+    /* hbk's kmeans reports its work: 1000 passes over the 63 x 32 blocks of 16
+    ** pixels of a 1000 x 500 page; label follows the size alone. */
+    const db_algo *hbk = db_algo_find("hbk");
+    CHECK(hbk && db_map_parse(hbk, "cpu,gpu", &map) == DB_OK, "hbk map");
+    if (!hbk)
+        return;
+    db_job_defaults(hbk, &job);
+    db_profile_row hrows[2] = {
+        {.kind = DB_REC_KERNEL, .stage = "kmeans", .role = DB_ROLE_CPU, .span_ms = 5},
+        {.kind = DB_REC_KERNEL, .stage = "label", .role = DB_ROLE_GPU, .span_ms = 1},
+    };
+    db_report report = {.n = hbk->n_report_fields, .fields = hbk->report_fields};
+    for (int i = 0; i < report.n; i++)
+        report.values[i] = !strcmp(hbk->report_fields[i].name, "local_passes") ? 1000 : 1;
+    CHECK(db_history_rows(hrows, 2, keys, hbk, &job, &map, 1000, 500, &report, out, &n) == DB_OK && n == 2 &&
+              fabs(out[0].work - 1000.0 / (63 * 32)) < 1e-12 && out[1].work == 0,
+          "hbk rows: %d, work %g and %g", n, out[0].work, n > 1 ? out[1].work : -1);
+}
+
+/* Work: rows without it (version 1) still load; the factor compares each run
+** with the model at that run's work; the expected work is the median over
+** every device and role of one stage's kernels. */
+static void test_work(void)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/work.history", dir);
+    write_text(path, DB_HISTORY_HEADER_1 "\nrun 0123456789abcdef hbk kmeans cpu - "
+                     "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 2\n");
+    db_history h;
+    db_history_init(&h);
+    CHECK(db_history_load(&h, path) == DB_OK && h.n == 1 && h.runs[0].work == 0, "version 1 row: %s",
+          db_error_message());
+    db_history_run k = row("kmeans", DB_ROLE_CPU, HASH_A, 1000, 1);
+    double w = -1;
+    CHECK(db_history_work(&h, &k.key, &w) == 0 && w == 0, "a row without work counts for none: %g", w);
+
+    /* Model: 1 + 1e-3 ms a pixel at 4 passes. Runs at 8 passes that take
+    ** 1 + 2e-3 * pixels are as predicted: factor 1. */
+    db_cost_model m = {.a = 1, .b = 1e-3, .sizes = 3, .work = 4};
+    db_history_run runs[] = {row("kmeans", DB_ROLE_CPU, HASH_A, 1000, 3), row("kmeans", DB_ROLE_GPU, HASH_A, 1000, 3),
+                             row("kmeans", DB_ROLE_CPU, HASH_A, 2000, 5), row("kmeans", DB_ROLE_CPU, HASH_B, 1000, 3),
+                             row("label", DB_ROLE_CPU, HASH_A, 1000, 3)};
+    double work[] = {8, 2, 8, 50, 50};
+    for (int i = 0; i < 5; i++) {
+        runs[i].work = work[i];
+        snprintf(runs[i].key.algo, sizeof runs[i].key.algo, "hbk");
+    }
+    snprintf(k.key.algo, sizeof k.key.algo, "hbk");
+    runs[1].work = 8;
+    runs[1].ms = 3;
+    CHECK(db_history_append(path, runs, 5) == DB_OK && db_history_load(&h, path) == DB_OK && h.n == 6,
+          "mixed versions: %d rows (%s)", h.n, db_error_message());
+    double f = 0;
+    CHECK(db_history_factor(&h, &k.key, &m, &f) == 3 && fabs(f - 1) < 1e-12, "factor at the runs' work: %g", f);
+    /* Expected work: kmeans with HASH_A on either role: {8, 8, 8}. */
+    CHECK(db_history_work(&h, &k.key, &w) == 3 && w == 8, "expected work %g", w);
+    db_history_run more[2] = {row("kmeans", DB_ROLE_GPU, HASH_A, 1000, 1), row("kmeans", DB_ROLE_GPU, HASH_A, 1000, 1)};
+    snprintf(more[0].key.algo, sizeof more[0].key.algo, "hbk");
+    snprintf(more[1].key.algo, sizeof more[1].key.algo, "hbk");
+    more[0].work = 20;
+    more[1].work = 30;
+    CHECK(db_history_append(path, more, 2) == DB_OK && db_history_load(&h, path) == DB_OK, "more rows");
+    /* {8, 8, 8, 20, 30}: the median is 8; with one more at 30, (8 + 20) / 2. */
+    CHECK(db_history_work(&h, &k.key, &w) == 5 && w == 8, "median of five: %g", w);
+    CHECK(db_history_append(path, more + 1, 1) == DB_OK && db_history_load(&h, path) == DB_OK, "one more");
+    CHECK(db_history_work(&h, &k.key, &w) == 6 && w == 14, "median of six: %g", w);
+    db_history_free(&h);
 }
 
 int main(void)
@@ -260,6 +336,7 @@ int main(void)
     test_round_trip();
     test_rejected();
     test_factor();
+    test_work();
     test_compaction();
     test_rows();
     char cmd[300];

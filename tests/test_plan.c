@@ -66,8 +66,8 @@ static void choose(const db_plan_costs *c, db_plan_objective obj, db_plan_choice
 enum { C_IN, C_A, C_OUT };
 static const db_item chain_items[] = {FIXED("in", 1000), FIXED("a", 1000), FIXED("out", 1000)};
 static const db_stage chain_stages[] = {
-    {"s0", "", {C_IN}, 1, {C_A}, 1, BOTH, ""},
-    {"s1", "", {C_A}, 1, {C_OUT}, 1, BOTH, ""},
+    {"s0", "", {C_IN}, 1, {C_A}, 1, BOTH, "", NULL},
+    {"s1", "", {C_A}, 1, {C_OUT}, 1, BOTH, "", NULL},
 };
 static const db_algo chain = {.name = "chain", .items = chain_items, .n_items = 3, .input = C_IN, .output = C_OUT,
                               .stages = chain_stages, .n_stages = 2};
@@ -209,10 +209,10 @@ enum { K_IN, K_A, K_B, K_C, K_OUT };
 static const db_item copy_items[] = {FIXED("in", 1000), FIXED("a", 2000), FIXED("b", 3000), FIXED("c", 4000),
                                      FIXED("out", 500)};
 static const db_stage copy_stages[] = {
-    {"s0", "", {K_IN}, 1, {K_A}, 1, BOTH, ""},
-    {"s1", "", {K_A}, 1, {K_B}, 1, BOTH, ""},
-    {"s2", "", {K_A, K_B}, 2, {K_C}, 1, BOTH, ""},
-    {"s3", "", {K_A, K_C}, 2, {K_OUT}, 1, BOTH, ""},
+    {"s0", "", {K_IN}, 1, {K_A}, 1, BOTH, "", NULL},
+    {"s1", "", {K_A}, 1, {K_B}, 1, BOTH, "", NULL},
+    {"s2", "", {K_A, K_B}, 2, {K_C}, 1, BOTH, "", NULL},
+    {"s3", "", {K_A, K_C}, 2, {K_OUT}, 1, BOTH, "", NULL},
 };
 static const db_algo copies = {.name = "copies", .items = copy_items, .n_items = 5, .input = K_IN,
                                .output = K_OUT, .stages = copy_stages, .n_stages = 4};
@@ -312,9 +312,9 @@ static void test_copies(void)
 enum { D_IN, D_A, D_B, D_OUT };
 static const db_item diamond_items[] = {FIXED("in", 100), FIXED("a", 100), FIXED("b", 100), FIXED("out", 100)};
 static const db_stage diamond_stages[] = {
-    {"left", "", {D_IN}, 1, {D_A}, 1, BOTH, ""},
-    {"right", "", {D_IN}, 1, {D_B}, 1, BOTH, ""},
-    {"join", "", {D_A, D_B}, 2, {D_OUT}, 1, BOTH, ""},
+    {"left", "", {D_IN}, 1, {D_A}, 1, BOTH, "", NULL},
+    {"right", "", {D_IN}, 1, {D_B}, 1, BOTH, "", NULL},
+    {"join", "", {D_A, D_B}, 2, {D_OUT}, 1, BOTH, "", NULL},
 };
 static const db_algo diamond = {.name = "diamond", .items = diamond_items, .n_items = 4, .input = D_IN,
                                 .output = D_OUT, .stages = diamond_stages, .n_stages = 3};
@@ -419,8 +419,8 @@ static void test_ties(void)
 
 /* --- a stage with no gpu implementation --- */
 static const db_stage nogpu_stages[] = {
-    {"s0", "", {C_IN}, 1, {C_A}, 1, BOTH, ""},
-    {"s1", "", {C_A}, 1, {C_OUT}, 1, CPU_ONLY, ""},
+    {"s0", "", {C_IN}, 1, {C_A}, 1, BOTH, "", NULL},
+    {"s1", "", {C_A}, 1, {C_OUT}, 1, CPU_ONLY, "", NULL},
 };
 static const db_algo nogpu = {.name = "nogpu", .items = chain_items, .n_items = 3, .input = C_IN, .output = C_OUT,
                               .stages = nogpu_stages, .n_stages = 2};

@@ -71,7 +71,7 @@ static db_status cut(db_stage_run *run)
 }
 
 static const db_stage stages[] = {
-    {"cut", "push-relabel", {IMAGE}, 1, {SIDE, REPORT}, 2, {cut, cut}, "pushrelabel.cl"},
+    {"cut", "push-relabel", {IMAGE}, 1, {SIDE, REPORT}, 2, {cut, cut}, "pushrelabel.cl", NULL},
 };
 
 static const db_param params[N_PARAMS] = {

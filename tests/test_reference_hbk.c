@@ -45,7 +45,7 @@ static void run_and_compare(const char *name, const uint8_t *pixels, int width, 
     int outer = local_max < 1
                     ? ref_hbk(pixels, width, height, channels, block, out, &converged)
                     : ref_hbk_caps(pixels, width, height, channels, block, local_max, global_max, out,
-                                   &converged);
+                                   &converged, NULL);
     char what[200];
     if (outer != want_outer || converged != want_converged) {
         snprintf(what, sizeof what, "%s (block %d): %d outer iterations, converged %d; want %d, %d",
@@ -396,6 +396,29 @@ static void test_gray_equals_rgb(void)
     free(rgb);
 }
 
+/* The pass count on a uniform page, derived by hand. Gray 100 is nearer black
+** than white: the first outer iteration's local k-means takes two passes (the
+** black centroid moves to 100, then stays), the second starts from the moved
+** global centroid and takes one; so 3 passes per block, and the 16x8 page has
+** two blocks of 8. With local_max 1 the first iteration's cap adds its extra
+** assignment instead: still 2 passes there. */
+static void test_passes(void)
+{
+    uint8_t px[16 * 8], out[16 * 8];
+    memset(px, 100, sizeof px);
+    int conv = 0;
+    int64_t passes = 0;
+    int outer = ref_hbk_caps(px, 16, 8, 1, 8, 50, 100, out, &conv, &passes);
+    char what[160];
+    snprintf(what, sizeof what, "uniform 16x8, block 8: %d outer iterations, %lld passes; want 2 and 6", outer,
+             (long long)passes);
+    check(outer == 2 && conv == 1 && passes == 6, what);
+    outer = ref_hbk_caps(px, 16, 8, 1, 8, 1, 100, out, &conv, &passes);
+    snprintf(what, sizeof what, "uniform 16x8, block 8, local_max 1: %d outer iterations, %lld passes; want 2 and 6",
+             outer, (long long)passes);
+    check(outer == 2 && conv == 1 && passes == 6, what);
+}
+
 /* Bad arguments return -1 and leave the output alone. */
 static void test_bad_args(void)
 {
@@ -408,8 +431,8 @@ static void test_bad_args(void)
     check(ref_hbk(px, 0, 2, 1, 8, out, &conv) == -1, "width 0 accepted");
     check(ref_hbk(px, 2, -1, 1, 8, out, &conv) == -1, "negative height accepted");
     check(out[0] == 7 && out[3] == 7 && conv == 9, "a rejected call wrote its outputs");
-    check(ref_hbk_caps(px, 2, 2, 1, 8, 0, 100, out, &conv) == -1, "local cap 0 accepted");
-    check(ref_hbk_caps(px, 2, 2, 1, 8, 50, 0, out, &conv) == -1, "global cap 0 accepted");
+    check(ref_hbk_caps(px, 2, 2, 1, 8, 0, 100, out, &conv, NULL) == -1, "local cap 0 accepted");
+    check(ref_hbk_caps(px, 2, 2, 1, 8, 50, 0, out, &conv, NULL) == -1, "global cap 0 accepted");
     check(out[0] == 7 && out[3] == 7 && conv == 9, "a rejected call wrote its outputs");
     check(ref_hbk(px, 2, 2, 1, 8, out, NULL) == 1, "converged may be NULL");
 }
@@ -427,6 +450,7 @@ int main(void)
     test_rounding();
     test_caps();
     test_gray_equals_rgb();
+    test_passes();
     test_bad_args();
     if (failures) {
         printf("%d check(s) failed\n", failures);

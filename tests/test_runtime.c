@@ -288,7 +288,7 @@ static const db_item invert_items[] = {
     {"inverted", DB_ITEM_PIXELS, 1, "255 - input", NULL},
 };
 static const db_stage invert_stages[] = {
-    {"invert", "host code", {0}, 1, {1}, 1, {invert_cpu, NULL}, ""},
+    {"invert", "host code", {0}, 1, {1}, 1, {invert_cpu, NULL}, "", NULL},
 };
 static const db_algo invert_algo = {
     .name = "invert", .doc = "test", .items = invert_items, .n_items = 2, .input = 0, .output = 1,
