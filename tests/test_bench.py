@@ -126,10 +126,11 @@ def check_stage_rows(rows, algos, names, device_keys, what):
         check(r[9] == '3', f'{what}: {r[2]}/{r[3]} fitted {r[9]} sizes, not 3')
         a, b, spread = float(r[7]), float(r[8]), float(r[10])
         check(math.isfinite(a) and math.isfinite(b) and spread >= 0, f'{what}: bad fit {r}')
-        # Work: hbk's kmeans makes at least one pass over every block per outer iteration;
-        # every other stage's cost follows the size alone.
+        # Work: hbk's kmeans makes at least one pass over every block per outer iteration, dbs's
+        # search at least one round; every other stage's cost follows the size alone.
         work = float(r[11])
-        check(work >= 1 if (r[2], r[3]) == ('hbk', 'kmeans') else work == 0, f'{what}: work of {r}')
+        check(work >= 1 if (r[2], r[3]) in (('hbk', 'kmeans'), ('dbs', 'search')) else work == 0,
+              f'{what}: work of {r}')
     return len(expected)
 
 
