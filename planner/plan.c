@@ -746,4 +746,8 @@ void db_plan_explain_measured(const db_plan_costs *costs, const db_map *map, con
     print_ms(f, 10, sim.known, sim.latency_ms);
     print_ms(f, 10, true, db_profile_run_wall_ms(prof, run));
     fputc('\n', f);
+    for (int s = 0; s < algo->n_stages; s++)
+        if (costs->work_source[s] == DB_PLAN_WORK_PAGE)
+            fprintf(f, "  %s predicted at this page's %.2f passes (calibration pages %.2f)\n", algo->stages[s].name,
+                    costs->work[s], costs->calib_work[s]);
 }

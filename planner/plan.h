@@ -242,7 +242,8 @@ void db_plan_fallback_line(const db_plan_costs *costs, const db_plan_choice *cho
 void db_plan_explain(const db_plan_costs *costs, const db_map *ran, FILE *f);
 
 /* Prints, for `map`, the predicted figures beside those measured in run `run`
-** of `prof` (resolved): each stage's span, each copy, the wall time. */
+** of `prof` (resolved): each stage's span, each copy, the wall time, and the
+** work of stages predicted at the page's (db_plan_costs_set_page_work). */
 void db_plan_explain_measured(const db_plan_costs *costs, const db_map *map, const db_profile *prof, int run,
                               FILE *f);
 

@@ -231,7 +231,8 @@ def check_work(tmp, good, env, keys):
     # Three runs on cpu tell the gpu role's prediction too: the work is the same on every device.
     rc, _, err = run(['--algo', 'hbk', '--explain', '--map', 'gpu', '--calib', calib, good, '-o', o], env)
     check(rc == 0 and f'work: kmeans predicted at {work:.2f} passes, the median of the last 3 runs\' pages' in err
-          and re.search(r'^\* gpu,gpu +%.3f ' % (1e-3 * w * h * work / 2), err, re.M),
+          and re.search(r'^\* gpu,gpu +%.3f ' % (1e-3 * w * h * work / 2), err, re.M)
+          and f"kmeans predicted at this page's {work:.2f} passes (calibration pages 2.00)" in err,
           f'hbk --explain with history (work {work}): {err}')
     print(f'ok   hbk work: {work:.2f} passes recorded and predicted from the history')
 

@@ -598,8 +598,11 @@ int main(int argc, char **argv)
         }
         if (trace && (st = db_profile_write_trace(prof, trace)) != DB_OK)
             code = fail(st);
-        if (explain)
+        if (explain) {
+            /* Beside what it measured, what the page's own work predicts. */
+            db_plan_costs_set_page_work(costs, &report);
             db_plan_explain_measured(costs, &map, prof, -1, stderr);
+        }
     }
     if (st == DB_OK && prof && history) {
         /* Warm runs only, as calibrated: the first builds programs and fills pools. */
