@@ -108,7 +108,8 @@ static db_status binarize_gpu(db_stage_run *run)
 }
 
 static const db_stage stages[] = {
-    {"gray", "colour to gray (BT.601 or --gray qt)", {IMAGE}, 1, {GRAY}, 1, {db_gray_cpu, db_gray_gpu}, "gray.cl", NULL},
+    {"gray", "colour to gray (BT.601 or --gray qt)", {IMAGE}, 1, {GRAY}, 1, {db_gray_cpu, db_gray_gpu}, "gray.cl",
+     NULL},
     {"histogram", "256-bin histogram, 64-bit counts", {GRAY}, 1, {HISTOGRAM}, 1, {histogram_cpu, histogram_gpu},
      "histogram.cl", NULL},
     {"binarize", "Otsu's threshold T from the histogram; ink iff gray <= T", {GRAY, HISTOGRAM}, 2, {BINARY}, 1,

@@ -312,8 +312,8 @@ static db_status calibrate_transfers(calib_state *c, db_device *dev, db_calib *o
     return DB_OK;
 }
 
-/* The host's copies of a page into staging memory and of the result out of it:
-** plain memcpy, which every run pays before and after its device work. */
+/* The host's copies of a page into staging memory and of the result out of it
+** (db_copy_rows), which every run pays before and after its device work. */
 static db_status calibrate_staging(calib_state *c, db_calib *out)
 {
     const db_calibrate_options *o = c->o;
@@ -332,7 +332,7 @@ static db_status calibrate_staging(calib_state *c, db_calib *out)
         memset(dst, 0, bytes); /* first touch outside the timing, as the runtime's pooled blocks are */
         for (int i = 0; i <= o->runs; i++) {
             uint64_t t0 = db_now_ns();
-            memcpy(dst, src, bytes);
+            db_copy_rows(dst, bytes, src, bytes, bytes, 1);
             ms[i] = (double)(db_now_ns() - t0) / 1e6;
             src[(size_t)i % bytes] ^= dst[bytes - 1]; /* the copy's result is used: not optimised away */
         }

@@ -374,8 +374,7 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
         /* The input item's host copy is the decoded image, packed. */
         db_buffer *ib = &items[algo->input];
         size_t row = (size_t)in->width * (size_t)in->channels;
-        for (int y = 0; y < in->height; y++)
-            memcpy((uint8_t *)ib->host->ptr + (size_t)y * row, in->data + (size_t)y * in->stride, row);
+        db_copy_rows(ib->host->ptr, row, in->data, in->stride, row, (size_t)in->height);
         ib->host_valid = true;
     }
 
@@ -445,7 +444,8 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
             st = db_error_status();
             goto done;
         }
-        memcpy(img->data, items[algo->output].host->ptr, (size_t)in->width * (size_t)in->height);
+        db_copy_rows(img->data, img->stride, items[algo->output].host->ptr, (size_t)in->width, (size_t)in->width,
+                     (size_t)in->height);
         *out = img;
     }
     if (report)

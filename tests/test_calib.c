@@ -72,8 +72,8 @@ static void test_fit(void)
     CHECK(m.work == 0, "a fit sets work %g", m.work);
     db_cost_model wm = m;
     wm.work = 4;
-    CHECK(fabs(db_cost_predict(&wm, 1e6, 12) - (0.25 + 3 * 2.0)) < 1e-9 && fabs(db_cost_predict(&wm, 1e6, 0) - 2.25) < 1e-9 &&
-              fabs(db_cost_predict(&m, 1e6, 12) - 2.25) < 1e-9,
+    CHECK(fabs(db_cost_predict(&wm, 1e6, 12) - (0.25 + 3 * 2.0)) < 1e-9 &&
+              fabs(db_cost_predict(&wm, 1e6, 0) - 2.25) < 1e-9 && fabs(db_cost_predict(&m, 1e6, 12) - 2.25) < 1e-9,
           "predict at work 12 of 4: %g; at the calibration's: %g; without a calibrated work: %g",
           db_cost_predict(&wm, 1e6, 12), db_cost_predict(&wm, 1e6, 0), db_cost_predict(&m, 1e6, 12));
 

@@ -377,6 +377,39 @@ static void test_memory_size(void)
     printf("ok   db_memory_size %.1f GiB (MemTotal %.1f GiB)\n", bytes / 1073741824.0, total_kb / 1048576.0);
 }
 
+/* db_copy_rows against a row-by-row copy of its own: packed blocks below,
+** at and past one thread's share (a tail), and strided rows on either side. */
+static void test_copy_rows(void)
+{
+    static const struct {
+        size_t row, rows, dst_pad, src_pad;
+    } cases[] = {
+        {0, 0, 0, 0}, {1, 1, 0, 0}, {100, 3, 0, 0}, {DB_COPY_SHARE, 1, 0, 0}, {DB_COPY_SHARE / 4, 37, 0, 0},
+        {7547, 3272, 0, 0}, {7547, 3272, 5, 0}, {2516, 3272, 0, 12}, {3, 100000, 1, 1},
+        {DB_COPY_SHARE * 3 + 1, 5, 0, 7},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t row = cases[c].row, rows = cases[c].rows;
+        size_t ds = row + cases[c].dst_pad, ss = row + cases[c].src_pad;
+        size_t dn = ds * rows + 1, sn = ss * rows + 1;
+        unsigned char *src = malloc(sn), *dst = malloc(dn), *want = malloc(dn);
+        CHECK(src && dst && want, "out of memory");
+        if (!src || !dst || !want) {
+            free(src), free(dst), free(want);
+            return;
+        }
+        for (size_t i = 0; i < sn; i++)
+            src[i] = (unsigned char)(i * 2654435761u >> 13);
+        memset(dst, 0xa5, dn);
+        memset(want, 0xa5, dn);
+        for (size_t y = 0; y < rows; y++)
+            memcpy(want + y * ds, src + y * ss, row);
+        db_copy_rows(dst, ds, src, ss, row, rows);
+        CHECK(!memcmp(dst, want, dn), "copy of %zu rows of %zu bytes (strides %zu, %zu) differs", rows, row, ds, ss);
+        free(src), free(dst), free(want);
+    }
+}
+
 int main(void)
 {
     char tmp[] = "/tmp/docbin-test-XXXXXX";
@@ -387,6 +420,7 @@ int main(void)
     setenv("DOCBIN_CACHE_DIR", cache, 1); /* before the library first reads it */
     test_maps();
     test_memory_size();
+    test_copy_rows();
     db_context *ctx = test_open_context();
     test_device_patterns(ctx);
     db_context_close(ctx);
