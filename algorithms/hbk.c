@@ -109,8 +109,8 @@ enum { REPORT_PASSES = 1 };
 ** sample pages (4 passes) and DIBCO pages (32) on PoCL. */
 static double kmeans_work(const db_job *job, int width, int height, const db_report *rep)
 {
-    if (rep->n <= REPORT_PASSES)
-        return 0;
+    if (rep->n <= REPORT_PASSES || rep->values[REPORT_PASSES] >= INT32_MAX)
+        return 0; /* none, or the count saturated (cl/hbk.cl): unknown */
     return (double)rep->values[REPORT_PASSES] / (double)n_blocks(job, width, height);
 }
 

@@ -176,8 +176,9 @@ kernel void hbk_local_serial(global const uchar *img, int width, int height, int
 }
 
 /* The global step (one work-group): sums the block accumulators in 64 bits, forms
-** G' and tests G' = G, and adds the blocks' passes to the state's count. Does nothing once converged, so that iterations enqueued
-** beyond convergence leave the state and the blocks' centroids untouched. */
+** G' and tests G' = G, and adds the blocks' passes to the state's count. Does
+** nothing once converged, so that iterations enqueued beyond convergence leave
+** the state and the blocks' centroids untouched. */
 kernel void hbk_global(global const uint *acc, int blocks, int global_max, global int *state)
 {
     if (state[S_CONVERGED] || state[S_ITERATIONS] >= global_max)
@@ -190,7 +191,9 @@ kernel void hbk_global(global const uint *acc, int blocks, int global_max, globa
             sums[v] += acc[ACC * b + v];
     for (int v = 0; v < ACC; v++)
         red[v][lid] = sums[v];
-    barrier(CLK_LOCAL_MEM_FENCE);
+    /* Also a global fence: every work-item has read the state above before
+    ** work-item 0 writes it below. */
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     for (int off = lsize / 2; off > 0; off /= 2) {
         if (lid < off)
             for (int v = 0; v < ACC; v++)

@@ -30,7 +30,7 @@
 **   latency      ms; t(ms) = latency + bytes / (bandwidth * 1e6)
 **   bandwidth    GB/s (1e9 bytes per second), > 0
 **   staging      the host's own copies of a page into staging memory and of the
-**                result out of it (memcpy), once per file: every run pays them
+**                result out of it (db_copy_rows), once per file: every run pays them
 **   crossing     what a run pays, beyond the copies, when a stage on the role
 **                bound to device <to> takes an item a stage on the other role
 **                (device <from>) wrote: the host waits for the writer's event in
@@ -132,7 +132,7 @@ typedef struct db_calib {
     db_calib_written *written;
     int n_written, cap_written;
     bool has_staging;
-    db_transfer_model staging;     /* the host's memcpy model, when has_staging */
+    db_transfer_model staging;     /* the host's staging copy model, when has_staging */
 } db_calib;
 
 /* What a lookup found. A stale entry is reported apart from a missing one so
@@ -166,7 +166,7 @@ db_status db_calib_put_stage(db_calib *calib, const db_calib_stage *entry);
 /* Adds `entry`, or replaces the entry of the same device and direction. */
 db_status db_calib_put_transfer(db_calib *calib, const db_calib_transfer *entry);
 
-/* Sets the host's staging copy model (memcpy), replacing any earlier one. */
+/* Sets the host's staging copy model (db_copy_rows), replacing any earlier one. */
 db_status db_calib_put_staging(db_calib *calib, const db_transfer_model *model);
 
 /* Adds `entry`, or replaces the entry with the same devices and role. */

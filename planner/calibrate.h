@@ -18,7 +18,7 @@
 ** staging memory on its transfer queue as the runtime copies. A device that
 ** shares host memory (PoCL) gets no transfer rows: its copies are maps, which
 ** the planner counts as free. The host's own copies of a page into staging
-** memory and of the result out of it (memcpy, paid by every run whatever the
+** memory and of the result out of it (db_copy_rows, paid by every run whatever the
 ** map) are timed at the same sizes: the staging row. Where the other role's
 ** device shares host memory, copies into a device of its own are timed again
 ** right after a kernel on that other device wrote the buffer: the written row.

@@ -19,7 +19,7 @@
 /* Fields of a run row, its kind included, and of one written before the work field. */
 enum { RUN_FIELDS = 10, RUN_FIELDS_1 = 9 };
 
-/* Longest row written: the key's fields, two numbers and separators. */
+/* Longest row written: the key's fields, three numbers and separators. */
 enum { ROW_MAX = 512 };
 
 void db_history_init(db_history *history)

@@ -72,8 +72,8 @@ void db_plan_costs_set_page_work(db_plan_costs *costs, const db_report *report)
     double pixels = (double)costs->width * (double)costs->height;
     for (int s = 0; s < algo->n_stages; s++) {
         double work = algo->stages[s].work ? algo->stages[s].work(&costs->job, costs->width, costs->height, report) : 0;
-        if (!(work > 0))
-            continue;
+        if (!(work > 0) || !(costs->calib_work[s] > 0))
+            continue; /* no work reported, or no row that scales with it */
         costs->work_source[s] = DB_PLAN_WORK_PAGE;
         costs->work[s] = work;
         for (int r = 0; r < DB_ROLE_COUNT; r++)
@@ -182,6 +182,11 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
                 costs->stage_model[s][r] = model;
                 if (model.work > 0)
                     costs->calib_work[s] = model.work;
+                else if (stage->work)
+                    add_note(costs, "stage %s/%s on the %s role (device '%s', key %s) was calibrated without its "
+                             "work (a file of version 4 or earlier), so its prediction does not follow the page's "
+                             "content; run docbin-bench --calibrate", algo->name, stage->name,
+                             db_role_name((db_role)r), info->name, info->key);
                 break;
             }
             case DB_CALIB_STALE:
@@ -194,6 +199,11 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
                          info->key);
                 break;
             }
+        }
+        if (!(costs->calib_work[s] > 0)) {
+            costs->work_source[s] = DB_PLAN_WORK_NONE; /* no row scales with the work: nothing to say */
+            costs->work[s] = 0;
+            costs->work_runs[s] = 0;
         }
     }
     for (int r = 0; r < DB_ROLE_COUNT; r++) {
@@ -244,7 +254,7 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
         db_plan_costs_set_staging(costs, &calib->staging);
     } else {
         costs->staging = DB_PLAN_UNKNOWN;
-        add_note(costs, "the host's staging copies (memcpy of each page and result) are not calibrated; run "
+        add_note(costs, "the host's staging copies (of each page and result) are not calibrated; run "
                  "docbin-bench --calibrate");
     }
     /* A crossing into a role: both roles bound, a stage able to run there and another stage elsewhere. */

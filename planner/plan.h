@@ -15,7 +15,7 @@
 ** device queue, so it adds to the latency and not to a batch's period); the
 ** input starts on the host and crosses nothing; the output (and the report item,
 ** when the algorithm has one) ends on the host. Every map also pays the
-** host's own copies (memcpy) of the decoded page into staging memory before
+** host's own copies (db_copy_rows) of the decoded page into staging memory before
 ** the graph and of the result out of it after.
 **
 ** Choosing (db_plan_choose) simulates every runnable map and scores it for
@@ -97,7 +97,7 @@ typedef struct db_plan_costs {
     db_transfer_model copy_model[DB_ROLE_COUNT][DB_TRANSFER_DIR_COUNT];
     size_t item_bytes[DB_MAX_ITEMS];           /* db_item_bytes of every item */
     db_plan_entry staging;                     /* the host's copies of the input into staging memory and
-                                               ** of the output out of it (memcpy), paid by every map */
+                                               ** of the output out of it (db_copy_rows), paid by every map */
     db_transfer_model staging_model;           /* when KNOWN; free after db_plan_costs_init */
     double host_ms[DB_ROLE_COUNT];             /* the rest of the host's share of a run whose output
                                                ** comes from the role (calib.h); 0 when not calibrated */

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <libgen.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -328,9 +329,11 @@ static void *copy_share_run(void *arg)
 static pthread_once_t cores_once = PTHREAD_ONCE_INIT;
 static size_t cores = 1;
 
+/* The cores this process may run on (its affinity mask: taskset, Slurm), else the online ones. */
 static void count_cores(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
     cores = n > 1 ? (size_t)n : 1;
 }
 

@@ -52,13 +52,14 @@ static void test_round_trip(void)
     db_history_run runs[3] = {row("laplacian", DB_ROLE_GPU, HASH_A, 1e6, 0.1),
                               row("canny", DB_ROLE_CPU, HASH_A, 1e6, 1.0 / 3.0),
                               row("graphcut", DB_ROLE_GPU, HASH_A, 1e6, 12.5)};
+    runs[2].work = 10.0 / 3;
     CHECK(db_history_append(path, runs, 3) == DB_OK, "append: %s", db_error_message());
     CHECK(db_history_append(path, runs + 2, 1) == DB_OK, "second append: %s", db_error_message());
     CHECK(db_history_load(&h, path) == DB_OK && h.n == 4, "load: %d rows (%s)", h.n, db_error_message());
     for (int i = 0; i < h.n && i < 4; i++) {
         const db_history_run *a = &h.runs[i], *b = &runs[i < 3 ? i : 2];
         CHECK(!strcmp(a->key.stage, b->key.stage) && a->key.role == b->key.role && a->pixels == b->pixels &&
-                  a->ms == b->ms && !strcmp(a->key.kernel_hash, b->key.kernel_hash),
+                  a->ms == b->ms && a->work == b->work && !strcmp(a->key.kernel_hash, b->key.kernel_hash),
               "row %d differs after the round trip (ms %.17g, expected %.17g)", i, a->ms, b->ms);
     }
     size_t size;

@@ -43,13 +43,17 @@ def main():
         env.pop('DOCBIN_GPU_DEVICE', None)
         env.pop('DOCBIN_CPU_DEVICE', None)
         cases = [('otsu', None)] + [(a, v) for a in ('niblack', 'sauvola', 'nick', 'wolf')
-                                    for v in ('sliding', 'global', 'global-shared', 'shared')] + [('dbs', None)]
+                                    for v in ('sliding', 'global', 'global-shared', 'shared')] + [('dbs', None),
+                                                                                                  ('hbk', None)]
         for algo, variant in cases:
             extra = ['--variant', variant, '--param', 'window=7'] if variant else []
             if algo == 'dbs':  # blocks of 18 so that the 37x29 image has both parities of both groups
                 extra = ['--param', 'block=18']
+            if algo == 'hbk':  # blocks of 8: partial blocks on both edges of the 37x29 image
+                extra = ['--param', 'block=8']
             ref = os.path.join(tmp, 'ref.pgm')
-            p = subprocess.run([DOCBIN, '--algo', algo, '--map', 'cpu,gpu,cpu', '--depth', '8', *extra, src,
+            mixed = 'cpu,gpu' if algo == 'hbk' else 'cpu,gpu,cpu'
+            p = subprocess.run([DOCBIN, '--algo', algo, '--map', mixed, '--depth', '8', *extra, src,
                                 '-o', ref], capture_output=True, text=True)
             if p.returncode != 0:
                 print(f'FAIL {algo} {variant}: reference run failed: {p.stderr.strip()}')

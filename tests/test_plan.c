@@ -709,6 +709,111 @@ static void test_from_calib(void)
     db_context_close(ctx);
 }
 
+/* What --explain prints for `c`, in a static buffer. */
+static const char *explain_text(const db_plan_costs *c)
+{
+    static char text[16384];
+    FILE *f = fmemopen(text, sizeof text, "w");
+    if (!f)
+        return "";
+    db_plan_explain(c, NULL, f);
+    fclose(f);
+    return text;
+}
+
+/* A stage whose cost follows the content: HBK's kmeans, calibrated at 4
+** passes per block, t = a + b * 5000 * work / 4 on the 100x50 page (7 x 4
+** blocks of 16): cpu a 1, b 1e-3 (6 ms at 4 passes), gpu a 0.5, b 1e-4. */
+static void test_work(void)
+{
+    db_context *ctx = test_open_context();
+    bool unified = ctx->role[DB_ROLE_GPU]->info.host_unified;
+    ctx->role[DB_ROLE_GPU]->info.host_unified = true;
+    const db_algo *hbk = db_algo_find("hbk");
+    db_job job;
+    db_job_defaults(hbk, &job);
+    const int w = 100, h = 50;
+    db_calib calib;
+    db_calib_init(&calib);
+    db_transfer_model staging = {.latency_ms = 0, .bandwidth_gbs = 1e9, .sizes = 3};
+    CHECK(db_calib_put_staging(&calib, &staging) == DB_OK, "put staging");
+    const double ab[2][2][2] = {{{1, 1e-3}, {0.5, 1e-4}}, {{0.2, 0}, {0.1, 0}}};
+    for (int r = 0; r < DB_ROLE_COUNT; r++) {
+        db_calib_stage host = host_row(ctx->role[r], hbk, (db_role)r, "-", 0, 0);
+        CHECK(db_calib_put_stage(&calib, &host) == DB_OK, "put host row");
+        db_calib_crossing x = {.role = (db_role)r, .ms = 0, .sizes = 3};
+        snprintf(x.from, sizeof x.from, "%s", ctx->role[!r]->info.key);
+        snprintf(x.to, sizeof x.to, "%s", ctx->role[r]->info.key);
+        CHECK(db_calib_put_crossing(&calib, &x) == DB_OK, "put crossing");
+        for (int s = 0; s < 2; s++) {
+            db_calib_stage e = row(ctx->role[r], hbk, s, (db_role)r, "-", ab[s][r][0], ab[s][r][1]);
+            e.model.work = s == 0 ? 4 : 0;
+            CHECK(db_calib_put_stage(&calib, &e) == DB_OK, "put: %s", db_error_message());
+        }
+    }
+    db_plan_costs c;
+    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, hbk, &job, w, h, 3) == DB_OK && c.n_notes == 0,
+          "from calib: %d notes", c.n_notes);
+    CHECK(c.work_source[0] == DB_PLAN_WORK_CALIBRATION && c.calib_work[0] == 4 &&
+              c.work_source[1] == DB_PLAN_WORK_NONE && near(c.stage_ms[0][DB_ROLE_CPU], 6) &&
+              near(c.stage_ms[0][DB_ROLE_GPU], 1),
+          "at the calibration's work: %g %g", c.stage_ms[0][DB_ROLE_CPU], c.stage_ms[0][DB_ROLE_GPU]);
+    CHECK(strstr(explain_text(&c), "work: kmeans predicted at the calibration pages' 4.00 passes"),
+          "explain: %s", explain_text(&c));
+
+    /* Three runs of another device at 8 passes: the next page is expected at
+    ** 8 on both roles (no factor: those runs are not of these devices). */
+    db_history hist;
+    db_history_init(&hist);
+    db_history_run runs[3];
+    for (int i = 0; i < 3; i++) {
+        memset(&runs[i], 0, sizeof runs[i]);
+        runs[i].key = row(ctx->role[DB_ROLE_CPU], hbk, 0, DB_ROLE_CPU, "-", 0, 0);
+        snprintf(runs[i].key.device, sizeof runs[i].key.device, "0123456789abcdef");
+        runs[i].pixels = 5000;
+        runs[i].ms = 1;
+        runs[i].work = i == 1 ? 20 : 8;
+    }
+    hist.runs = runs;
+    hist.n = hist.cap = 3;
+    CHECK(db_plan_costs_from_calib(&c, &calib, &hist, ctx, hbk, &job, w, h, 3) == DB_OK &&
+              c.work_source[0] == DB_PLAN_WORK_HISTORY && c.work[0] == 8 && c.work_runs[0] == 3 &&
+              near(c.stage_ms[0][DB_ROLE_CPU], 11) && near(c.stage_ms[0][DB_ROLE_GPU], 1.5) &&
+              near(c.stage_ms[1][DB_ROLE_CPU], 0.2),
+          "at the history's work: %g %g", c.stage_ms[0][DB_ROLE_CPU], c.stage_ms[0][DB_ROLE_GPU]);
+    CHECK(strstr(explain_text(&c), "work: kmeans predicted at 8.00 passes, the median of the last 3 runs' pages "
+                                   "(calibration pages 4.00)"),
+          "explain: %s", explain_text(&c));
+
+    /* A run of this page took 12 passes per block (336 over 28 blocks). */
+    db_report report = {.n = hbk->n_report_fields, .fields = hbk->report_fields};
+    for (int i = 0; i < report.n; i++)
+        report.values[i] = !strcmp(hbk->report_fields[i].name, "local_passes") ? 336 : 1;
+    db_plan_costs_set_page_work(&c, &report);
+    CHECK(c.work_source[0] == DB_PLAN_WORK_PAGE && c.work[0] == 12 && near(c.stage_ms[0][DB_ROLE_CPU], 16) &&
+              near(c.stage_ms[0][DB_ROLE_GPU], 2) && near(c.stage_ms[1][DB_ROLE_GPU], 0.1),
+          "at the page's work: %g %g", c.stage_ms[0][DB_ROLE_CPU], c.stage_ms[0][DB_ROLE_GPU]);
+    CHECK(strstr(explain_text(&c), "work: kmeans predicted at 12.00 passes, this page's (calibration pages 4.00)"),
+          "explain: %s", explain_text(&c));
+
+    /* Rows without a work (a file of version 4): the same line whatever the
+    ** work, a note with the fix, and nothing said of passes. */
+    for (int i = 0; i < calib.n_stages; i++)
+        calib.stages[i].model.work = 0;
+    CHECK(db_plan_costs_from_calib(&c, &calib, &hist, ctx, hbk, &job, w, h, 3) == DB_OK &&
+              c.work_source[0] == DB_PLAN_WORK_NONE && near(c.stage_ms[0][DB_ROLE_CPU], 6) &&
+              notes_with(&c, "kmeans on the cpu role", "calibrated without its work") == 1 &&
+              notes_with(&c, "kmeans on the gpu role", "docbin-bench --calibrate") == 1 && c.n_notes == 2,
+          "rows without work: %g, %d notes", c.stage_ms[0][DB_ROLE_CPU], c.n_notes);
+    db_plan_costs_set_page_work(&c, &report);
+    CHECK(c.work_source[0] == DB_PLAN_WORK_NONE && near(c.stage_ms[0][DB_ROLE_CPU], 6) &&
+              !strstr(explain_text(&c), "passes"),
+          "rows without work, a page's work: %g", c.stage_ms[0][DB_ROLE_CPU]);
+    ctx->role[DB_ROLE_GPU]->info.host_unified = unified;
+    db_calib_free(&calib);
+    db_context_close(ctx);
+}
+
 int main(void)
 {
     test_latency_best();
@@ -720,5 +825,6 @@ int main(void)
     test_no_gpu_impl();
     test_unknown();
     test_from_calib();
+    test_work();
     return test_result("plan");
 }
