@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "planner/bench.h"
 #include "planner/history.h"
 #include "runtime/util.h"
 
@@ -308,19 +309,6 @@ db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*k
     return DB_OK;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The median of n > 0 values, which it sorts. */
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int db_history_factor(const db_history *history, const db_calib_stage *key, const db_cost_model *model,
                       double *factor)
 {
@@ -333,8 +321,9 @@ int db_history_factor(const db_history *history, const db_calib_stage *key, cons
         if (same_key(&r->key, key) && predicted > 0)
             ratio[n++] = r->ms / predicted;
     }
-    if (n >= DB_HISTORY_MIN)
-        *factor = median(ratio, n);
+    db_box box;
+    if (n >= DB_HISTORY_MIN && db_box_stats(ratio, n, &box) == DB_OK)
+        *factor = box.median;
     return n;
 }
 
@@ -349,7 +338,8 @@ int db_history_work(const db_history *history, const db_calib_stage *key, double
             !strcmp(k->variant, key->variant) && !strcmp(k->kernel_hash, key->kernel_hash))
             w[n++] = history->runs[i].work;
     }
-    if (n >= DB_HISTORY_MIN)
-        *work = median(w, n);
+    db_box box;
+    if (n >= DB_HISTORY_MIN && db_box_stats(w, n, &box) == DB_OK)
+        *work = box.median;
     return n;
 }

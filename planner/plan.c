@@ -646,9 +646,8 @@ void db_plan_explain(const db_plan_costs *costs, const db_map *ran, FILE *f)
         case DB_PLAN_WORK_NONE:
             break;
         case DB_PLAN_WORK_CALIBRATION:
-            if (cal > 0)
-                fprintf(f, "work: %s predicted at the calibration pages' %.2f passes; a page's content may take "
-                        "more or fewer (runs with --history learn it)\n", name, cal);
+            fprintf(f, "work: %s predicted at the calibration pages' %.2f passes; a page's content may take "
+                    "more or fewer (runs with --history learn it)\n", name, cal);
             break;
         case DB_PLAN_WORK_HISTORY:
             fprintf(f, "work: %s predicted at %.2f passes, the median of the last %d runs' pages (calibration "
@@ -756,8 +755,13 @@ void db_plan_explain_measured(const db_plan_costs *costs, const db_map *map, con
     print_ms(f, 10, sim.known, sim.latency_ms);
     print_ms(f, 10, true, db_profile_run_wall_ms(prof, run));
     fputc('\n', f);
-    for (int s = 0; s < algo->n_stages; s++)
+    db_plan_print_page_work(costs, f);
+}
+
+void db_plan_print_page_work(const db_plan_costs *costs, FILE *f)
+{
+    for (int s = 0; s < costs->algo->n_stages; s++)
         if (costs->work_source[s] == DB_PLAN_WORK_PAGE)
-            fprintf(f, "  %s predicted at this page's %.2f passes (calibration pages %.2f)\n", algo->stages[s].name,
-                    costs->work[s], costs->calib_work[s]);
+            fprintf(f, "  %s predicted at this page's %.2f passes (calibration pages %.2f)\n",
+                    costs->algo->stages[s].name, costs->work[s], costs->calib_work[s]);
 }

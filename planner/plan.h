@@ -174,6 +174,10 @@ db_status db_plan_costs_load(db_plan_costs *costs, const char *path, const db_co
 ** device): what each map costs for this page, once it is known. */
 void db_plan_costs_set_page_work(db_plan_costs *costs, const db_report *report);
 
+/* Writes one line per stage predicted at the page's work (db_plan_costs_set_page_work):
+** "  <stage> predicted at this page's <w> passes (calibration pages <w>)". */
+void db_plan_print_page_work(const db_plan_costs *costs, FILE *f);
+
 /* Writes each note as one line "<prefix><note>" to f. */
 void db_plan_print_notes(const db_plan_costs *costs, FILE *f, const char *prefix);
 

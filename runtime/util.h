@@ -52,9 +52,9 @@ size_t db_memory_size(void);
 /* Copies `rows` rows of `row_bytes` bytes from `src` to `dst` (strides in bytes),
 ** the whole as one block when both are packed, on one thread per DB_COPY_SHARE
 ** bytes, at most DB_COPY_THREADS and the cores the process may run on: one
-** core's memcpy moved an A4 page at 11 to 12 GB/s on the H100 host, where eight
-** moved it at 47 to 50 (bench/results/staging-h100.md). A thread that cannot
-** start leaves its share to the caller. */
+** core's memcpy moved an A4 page at 6 to 12 GB/s on the H100 host, this copy at
+** 33 to 39 (bench/results/staging-h100.md). A thread that cannot start leaves
+** its share to the caller. */
 void db_copy_rows(void *dst, size_t dst_stride, const void *src, size_t src_stride, size_t row_bytes, size_t rows);
 
 /* The most threads db_copy_rows uses, and the bytes per thread. */

@@ -320,10 +320,7 @@ static db_status print_predictions(const db_bench *b, db_context *ctx, const db_
         /* The choice above is the planner's before any run of the page; the
         ** predictions below know the work its content took (db_stage.work). */
         db_plan_costs_set_page_work(costs, &b->reports[i]);
-        for (int s = 0; s < algo->n_stages; s++)
-            if (costs->work_source[s] == DB_PLAN_WORK_PAGE)
-                printf("  %s at this page's %.2f passes (calibration pages %.2f)\n", algo->stages[s].name,
-                       costs->work[s], costs->calib_work[s]);
+        db_plan_print_page_work(costs, stdout);
         if (choice.fallback) {
             char line[1024];
             db_plan_fallback_line(costs, &choice, line, sizeof line);
