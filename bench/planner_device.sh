@@ -11,7 +11,8 @@
 #              (default 5; calibrate also takes $RUNS, default docbin-bench's), with
 #              the planner's prediction beside each map's median and the map
 #              --map auto picks against the fastest one (docbin-bench --predict);
-#              CSV and SVG per algorithm in OUTDIR.
+#              CSV and SVG per algorithm in OUTDIR. The maps run interleaved
+#              (docbin-bench --order), or as $ORDER says.
 set -u
 out=${1:?usage: planner_device.sh OUTDIR calibrate|accuracy IMAGE [ALGOS]}
 part=${2:?usage: planner_device.sh OUTDIR calibrate|accuracy IMAGE [ALGOS]}
@@ -32,7 +33,8 @@ fi
 if [ "$part" = accuracy ]; then
     for algo in $algos; do
         echo "== $algo"
-        $build/docbin-bench --algo $algo --gpu-device nvidia --runs "${RUNS:-5}" --predict "$image" $a4 \
+        $build/docbin-bench --algo $algo --gpu-device nvidia --runs "${RUNS:-5}" ${ORDER:+--order $ORDER} \
+            --predict "$image" $a4 \
             --csv "$out/$algo.csv" --svg "$out/$algo.svg"
     done
 fi

@@ -133,6 +133,25 @@ static db_status collect(db_bench *b, int image, int map, const db_profile *prof
     return DB_OK;
 }
 
+/* One run of cell (image i, map m) into prof; the report of the first run of the first map is kept. */
+static db_status run_cell(db_context *ctx, const db_bench_options *o, db_bench *b, int i, int m, int run,
+                          int step, db_profile *prof)
+{
+    char map_text[128];
+    db_map_format(&o->maps[m], map_text, sizeof map_text);
+    if (o->progress) {
+        char what[512];
+        snprintf(what, sizeof what, "%s %s %s run %d/%d", o->algo->name, map_text, o->image_names[i], run + 1,
+                 o->runs + 1);
+        o->progress(o->user, step, o->n_images * o->n_maps * (o->runs + 1), what);
+    }
+    db_image *out = NULL;
+    db_status st = db_run(ctx, o->algo, &o->maps[m], o->job, o->images[i], &out,
+                          m == 0 && run == 0 ? &b->reports[i] : NULL, prof);
+    db_image_free(out);
+    return st;
+}
+
 db_status db_bench_run(db_context *ctx, const db_bench_options *o, db_bench *b)
 {
     if (o->runs < 1 || o->runs >= DB_PROFILE_MAX_RUNS)
@@ -143,43 +162,51 @@ db_status db_bench_run(db_context *ctx, const db_bench_options *o, db_bench *b)
     db_status st = bench_alloc(b, o);
     if (st != DB_OK)
         return st;
-    int steps = o->n_images * o->n_maps;
-    for (int i = 0; i < o->n_images; i++)
-        for (int m = 0; m < o->n_maps; m++) {
-            char map_text[128];
-            db_map_format(&o->maps[m], map_text, sizeof map_text);
-            db_profile *prof = db_profile_new();
-            if (!prof) {
-                db_bench_free(b);
-                return db_fail(DB_ERR_NOMEM, "out of memory for a profile");
-            }
-            for (int run = 0; run <= o->runs && st == DB_OK; run++) {
-                if (o->progress) {
-                    char what[512];
-                    snprintf(what, sizeof what, "%s %s %s run %d/%d", o->algo->name, map_text, o->image_names[i],
-                             run + 1, o->runs + 1);
-                    o->progress(o->user, i * o->n_maps + m + 1, steps, what);
-                }
-                db_image *out = NULL;
-                st = db_run(ctx, o->algo, &o->maps[m], o->job, o->images[i], &out,
-                            m == 0 && run == 0 ? &b->reports[i] : NULL, prof);
-                db_image_free(out);
-            }
-            if (st == DB_OK && prof->runs != o->runs + 1)
-                st = db_fail(DB_ERR_CL, "%s, map %s, %s: %d runs were profiled, not %d", o->algo->name, map_text,
-                             o->image_names[i], prof->runs, o->runs + 1);
-            if (st == DB_OK)
-                st = collect(b, i, m, prof);
-            db_profile_free(prof);
-            if (st != DB_OK) {
-                char why[1024];
-                snprintf(why, sizeof why, "%s", db_error_message());
-                db_bench_free(b);
-                return db_fail(st, "benchmark of %s, map %s, image %s: %s", o->algo->name, map_text,
-                               o->image_names[i], why);
-            }
+    db_profile **prof = calloc((size_t)o->n_maps, sizeof *prof);
+    if (!prof) {
+        db_bench_free(b);
+        return db_fail(DB_ERR_NOMEM, "out of memory for %d profiles", o->n_maps);
+    }
+    const int cell_runs = o->runs + 1;
+    int step = 0, failed_map = 0;
+    for (int i = 0; i < o->n_images && st == DB_OK; i++) {
+        for (int m = 0; m < o->n_maps && st == DB_OK; m++)
+            if (!(prof[m] = db_profile_new()))
+                st = db_fail(DB_ERR_NOMEM, "out of memory for a profile");
+        /* Interleaved: the warm-up of every map, then round after round of one timed run of each. */
+        for (int k = 0; k < o->n_maps * cell_runs && st == DB_OK; k++) {
+            int m = o->order == DB_BENCH_GROUPED ? k / cell_runs : k % o->n_maps;
+            int run = o->order == DB_BENCH_GROUPED ? k % cell_runs : k / o->n_maps;
+            st = run_cell(ctx, o, b, i, m, run, ++step, prof[m]);
+            failed_map = m;
         }
-    return DB_OK;
+        for (int m = 0; m < o->n_maps && st == DB_OK; m++) {
+            if (prof[m]->runs != cell_runs) {
+                char map_text[128];
+                db_map_format(&o->maps[m], map_text, sizeof map_text);
+                st = db_fail(DB_ERR_CL, "%s, map %s, %s: %d runs were profiled, not %d", o->algo->name, map_text,
+                             o->image_names[i], prof[m]->runs, cell_runs);
+                failed_map = m;
+            }
+            if (st == DB_OK)
+                st = collect(b, i, m, prof[m]);
+        }
+        for (int m = 0; m < o->n_maps; m++) {
+            db_profile_free(prof[m]);
+            prof[m] = NULL;
+        }
+        if (st != DB_OK) {
+            char why[1024], map_text[128];
+            snprintf(why, sizeof why, "%s", db_error_message());
+            db_map_format(&o->maps[failed_map], map_text, sizeof map_text);
+            st = db_fail(st, "benchmark of %s, map %s, image %s: %s", o->algo->name, map_text, o->image_names[i],
+                         why);
+        }
+    }
+    free(prof);
+    if (st != DB_OK)
+        db_bench_free(b);
+    return st;
 }
 
 db_status db_bench_summary(const db_bench *b, int image, int map, db_box *stage, db_box *total)

@@ -3,7 +3,8 @@
 **
 ** Every cell (image, map) runs once to warm up (program builds, JIT of local
 ** sizes, first touch of memory: specs/runtime-notes.md) and then `runs` timed
-** times. Each run records every stage's span (first kernel start to last kernel
+** times, the maps of an image interleaved round by round (db_bench_order).
+** Each run records every stage's span (first kernel start to last kernel
 ** end on its device, runtime/profile.h) and the wall time from submission to
 ** result. Summaries are box-plot figures over the timed runs only: medians,
 ** not means, since one slow run (a page fault, another process) drags a mean.
@@ -35,6 +36,17 @@ db_status db_box_stats(const double *values, int n, db_box *box);
 ** timed in words ("howe gpu,cpu,gpu page.png run 3/6"), for a progress line. */
 typedef void (*db_progress_fn)(void *user, int step, int steps, const char *what);
 
+/* The order of a benchmark's runs on one image. Interleaved (the default) runs
+** the warm-up of every map and then rounds of one timed run of each map, so
+** that a burst of load on a shared host (seconds long on the VMs measured in
+** bench/results/planner-h100.md) falls on one run of every map, which each
+** median drops, rather than on every run of one map. Grouped runs each map's
+** runs back to back: its steady state with no other map between runs. */
+typedef enum db_bench_order {
+    DB_BENCH_INTERLEAVED,
+    DB_BENCH_GROUPED,
+} db_bench_order;
+
 /* What to measure. `images` and `image_names` have n_images entries; `maps` has
 ** n_maps valid maps of `algo` whose roles all have devices. */
 typedef struct db_bench_options {
@@ -46,6 +58,7 @@ typedef struct db_bench_options {
     const char *const *image_names;
     int n_images;
     int runs;                /* timed runs per cell, >= 1; one warm-up run comes first */
+    db_bench_order order;    /* 0: interleaved */
     db_progress_fn progress; /* may be NULL */
     void *user;
 } db_bench_options;

@@ -125,27 +125,44 @@ static double host_share(const db_profile *prof, int run, const db_context *ctx,
 #define SHORT_RUNS_MS 100.0
 #define RUNS_FACTOR 8
 
-/* Runs `map` on page k once to warm up and then o->runs times or more (above),
-** into a new profile *prof (freed by the caller, NULL when out of memory);
-** *runs is the number of timed runs, runs 1..*runs of the profile, and
-** *report the warm-up run's report (every run's is the same). */
-static db_status profile_runs(calib_state *c, const db_algo *algo, const db_map *map, const db_job *job, int k,
-                              db_profile **prof, int *runs, db_report *report)
+/* Runs `map` on every calibration page: the warm-up of each, then rounds of
+** one timed run of each page, until each has o->runs timed runs or more
+** (above). Interleaved for the reason docbin-bench's maps are (planner/bench.h):
+** a burst of load on the host falls on one run of every size, not on every run
+** of one size, which would tilt the line fitted through them. prof[k] is a new
+** profile per page (freed by the caller; NULL when out of memory), runs[k] its
+** number of timed runs (runs 1..runs[k]), report[k] its warm-up run's report. */
+static db_status profile_sizes(calib_state *c, const db_algo *algo, const db_map *map, const db_job *job,
+                               db_profile **prof, int *runs, db_report *report)
 {
-    *runs = c->o->runs;
-    if (!(*prof = db_profile_new()))
-        return db_fail(DB_ERR_NOMEM, "out of memory for a profile");
+    const db_calibrate_options *o = c->o;
+    const int most = RUNS_FACTOR * o->runs < DB_PROFILE_MAX_RUNS - 1 ? RUNS_FACTOR * o->runs
+                                                                       : DB_PROFILE_MAX_RUNS - 1;
+    for (int k = 0; k < o->n_sizes; k++) {
+        runs[k] = o->runs;
+        if (!(prof[k] = db_profile_new()))
+            return db_fail(DB_ERR_NOMEM, "out of memory for a profile");
+    }
     db_status st = DB_OK;
-    for (int run = 0; run <= *runs && st == DB_OK; run++) {
-        db_image *result = NULL;
-        st = db_run(c->ctx, algo, map, job, c->pages[k], &result, run == 0 ? report : NULL, *prof);
-        db_image_free(result);
-        if (st == DB_OK && run == 1) {
-            double ms = db_profile_run_wall_ms(*prof, 1);
-            int want = ms > 0 ? (int)ceil(SHORT_RUNS_MS / ms) : RUNS_FACTOR * c->o->runs;
-            int most = RUNS_FACTOR * c->o->runs < DB_PROFILE_MAX_RUNS - 1 ? RUNS_FACTOR * c->o->runs
-                                                                            : DB_PROFILE_MAX_RUNS - 1;
-            *runs = want < *runs ? *runs : want > most ? most : want;
+    for (int run = 0, more = 1; more && st == DB_OK; run++) {
+        more = 0;
+        for (int k = 0; k < o->n_sizes && st == DB_OK; k++) {
+            if (run > runs[k])
+                continue;
+            db_image *result = NULL;
+            st = db_run(c->ctx, algo, map, job, c->pages[k], &result, run == 0 ? &report[k] : NULL, prof[k]);
+            db_image_free(result);
+            if (st != DB_OK) {
+                char why[1024];
+                snprintf(why, sizeof why, "%s", db_error_message());
+                return db_fail(st, "at %dx%d: %s", o->sizes[k].width, o->sizes[k].height, why);
+            }
+            if (st == DB_OK && run == 1) {
+                double ms = db_profile_run_wall_ms(prof[k], 1);
+                int want = ms > 0 ? (int)ceil(SHORT_RUNS_MS / ms) : most;
+                runs[k] = want < runs[k] ? runs[k] : want > most ? most : want;
+            }
+            more |= run < runs[k];
         }
     }
     return st;
@@ -185,31 +202,30 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
     int one_role = 1;
     for (int s = 0; s < algo->n_stages; s++)
         one_role &= map.role[s] == r;
-    for (int k = 0; k < o->n_sizes; k++) {
-        int w = o->sizes[k].width, h = o->sizes[k].height;
-        if (!c->pages[k] && !(c->pages[k] = db_sample_page(w, h, 1)))
+    for (int k = 0; k < o->n_sizes; k++)
+        if (!c->pages[k] && !(c->pages[k] = db_sample_page(o->sizes[k].width, o->sizes[k].height, 1)))
             return db_error_status();
-        progress(c, "%s%s%s on %s at %dx%d, %d runs or more", algo->name, algo->n_variants ? " " : "",
-                 algo->n_variants ? variant : "", db_role_name(r), w, h, o->runs + 1);
-        db_profile *prof;
-        int runs;
-        db_report report = {0};
-        db_status st = profile_runs(c, algo, &map, &job, k, &prof, &runs, &report);
-        if (!prof)
-            return st;
+    c->step += o->n_sizes - 1;
+    progress(c, "%s%s%s on %s at %d sizes, %d runs or more each", algo->name, algo->n_variants ? " " : "",
+             algo->n_variants ? variant : "", db_role_name(r), o->n_sizes, o->runs + 1);
+    db_profile *prof[DB_CALIBRATE_MAX_SIZES] = {0};
+    int runs[DB_CALIBRATE_MAX_SIZES];
+    db_report report[DB_CALIBRATE_MAX_SIZES] = {0};
+    db_status st = profile_sizes(c, algo, &map, &job, prof, runs, report);
+    for (int k = 0; k < o->n_sizes && st == DB_OK; k++) {
+        int w = o->sizes[k].width, h = o->sizes[k].height;
         for (int s = 0; s < algo->n_stages; s++)
-            work[s][k] = algo->stages[s].work ? algo->stages[s].work(&job, w, h, &report) : 0;
+            work[s][k] = algo->stages[s].work ? algo->stages[s].work(&job, w, h, &report[k]) : 0;
         /* Every sample of this size is judged against the run's median wall time (cost.h). */
         db_box wall;
-        for (int run = 1; run <= runs; run++)
-            spans[run - 1] = db_profile_run_wall_ms(prof, run);
-        if (st == DB_OK)
-            st = db_box_stats(spans, runs, &wall);
+        for (int run = 1; run <= runs[k]; run++)
+            spans[run - 1] = db_profile_run_wall_ms(prof[k], run);
+        st = db_box_stats(spans, runs[k], &wall);
         for (int s = 0; s < algo->n_stages && st == DB_OK; s++) {
-            for (int run = 1; run <= runs; run++)
-                spans[run - 1] = stage_span(prof, run, algo->stages[s].name, map.role[s]);
+            for (int run = 1; run <= runs[k]; run++)
+                spans[run - 1] = stage_span(prof[k], run, algo->stages[s].name, map.role[s]);
             db_box box;
-            st = db_box_stats(spans, runs, &box);
+            st = db_box_stats(spans, runs[k], &box);
             samples[s][k] = (db_cost_sample){.size = (double)w * h, .ms = box.median, .of_ms = wall.median};
         }
         if (st == DB_OK && one_role) {
@@ -217,20 +233,21 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
             int channels = c->pages[k]->channels;
             size_t in = db_item_bytes(&algo->items[algo->input], &job, w, h, channels);
             size_t res = db_item_bytes(&algo->items[algo->output], &job, w, h, channels);
-            for (int run = 1; run <= runs; run++)
-                spans[run - 1] = host_share(prof, run, c->ctx, out, in, res);
+            for (int run = 1; run <= runs[k]; run++)
+                spans[run - 1] = host_share(prof[k], run, c->ctx, out, in, res);
             db_box box;
-            st = db_box_stats(spans, runs, &box);
+            st = db_box_stats(spans, runs[k], &box);
             /* Below zero where the staging model over-predicts the copies: nothing is left for the host. */
             host[k] = (db_cost_sample){.size = (double)w * h, .ms = box.median > 0 ? box.median : 0,
                                        .of_ms = wall.median};
         }
-        db_profile_free(prof);
-        if (st != DB_OK) {
-            char why[1024];
-            snprintf(why, sizeof why, "%s", db_error_message());
-            return db_fail(st, "calibrating %s on %s at %dx%d: %s", algo->name, db_role_name(r), w, h, why);
-        }
+    }
+    for (int k = 0; k < o->n_sizes; k++)
+        db_profile_free(prof[k]);
+    if (st != DB_OK) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", db_error_message());
+        return db_fail(st, "calibrating %s on %s: %s", algo->name, db_role_name(r), why);
     }
     const db_device *dev = c->ctx->role[r];
     for (int s = 0; s < algo->n_stages; s++) {
@@ -247,7 +264,7 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
         double median = work_median(work[s], o->n_sizes);
         for (int k = 0; k < o->n_sizes && median > 0; k++)
             samples[s][k].size *= work[s][k] / median;
-        db_status st = db_cost_fit(samples[s], o->n_sizes, &e.model);
+        st = db_cost_fit(samples[s], o->n_sizes, &e.model);
         e.model.work = median;
         if (st == DB_OK)
             st = db_calib_put_stage(out, &e);
@@ -265,7 +282,7 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
     snprintf(e.algo, sizeof e.algo, "%s", algo->name);
     snprintf(e.stage, sizeof e.stage, "%s", DB_CALIB_HOST_STAGE);
     snprintf(e.variant, sizeof e.variant, "%s", variant);
-    db_status st = db_algo_kernel_hash(algo, e.kernel_hash);
+    st = db_algo_kernel_hash(algo, e.kernel_hash);
     if (st == DB_OK)
         st = db_cost_fit(host, o->n_sizes, &e.model);
     if (st == DB_OK)

@@ -308,30 +308,42 @@ def main():
             labels = sorted(e.text for e in root.iter('{http://www.w3.org/2000/svg}text') if e.get('class') == 'label')
             check(labels == ['cpu,cpu,cpu', 'gpu,cpu,gpu'], f'sauvola SVG labels {labels}')
 
-        # The progress line appears on a terminal.
-        master, slave = pty.openpty()
-        p = subprocess.Popen([BENCH, '--algo', 'otsu', '--maps', 'cpu', '--runs', '1', '--sample-size', '32x24'],
-                             stdout=subprocess.PIPE, stderr=slave)
-        os.close(slave)
-        tty = b''
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            tty += chunk
-        p.communicate(timeout=300)
-        os.close(master)
-        check(p.returncode == 0 and b'\r[1/1] otsu cpu,cpu,cpu sample-32x24 run 2/2' in tty,
-              f'no progress line on a terminal: {tty!r}')
+        # The progress line appears on a terminal, and follows the runs' order: by default the warm-up of
+        # every map, then a round of one timed run of each; --order grouped runs each map's runs together.
+        def progress_lines(extra):
+            master, slave = pty.openpty()
+            p = subprocess.Popen([BENCH, '--algo', 'otsu', '--maps', 'cpu;gpu,cpu,cpu', '--runs', '1',
+                                  '--sample-size', '32x24'] + extra, stdout=subprocess.PIPE, stderr=slave)
+            os.close(slave)
+            tty = b''
+            while True:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                tty += chunk
+            p.communicate(timeout=300)
+            os.close(master)
+            return p.returncode, re.findall(rb'\r\[(\d+)/(\d+)\] otsu ([a-z,]+) sample-32x24 run (\d)/2', tty), tty
+
+        a, b = b'cpu,cpu,cpu', b'gpu,cpu,cpu'
+        for extra, want in (([], [(a, b'1'), (b, b'1'), (a, b'2'), (b, b'2')]),
+                            (['--order', 'grouped'], [(a, b'1'), (a, b'2'), (b, b'1'), (b, b'2')]),
+                            (['--order', 'interleaved'], [(a, b'1'), (b, b'1'), (a, b'2'), (b, b'2')])):
+            rc, lines, tty = progress_lines(extra)
+            got = [(m, r) for _, _, m, r in lines]
+            steps = [(int(i), int(n)) for i, n, _, _ in lines]
+            check(rc == 0 and got == want and steps == [(i, 4) for i in range(1, 5)],
+                  f'progress {extra}: {got} {steps}, expected {want} in steps 1..4 of 4: {tty!r}')
 
         # Bad requests.
         usage = {
             'unknown option': ['--algo', 'otsu', '--frobnicate'],
             'runs of zero': ['--algo', 'otsu', '--runs', '0'],
             'runs not a number': ['--algo', 'otsu', '--runs', 'many'],
+            'unknown order': ['--algo', 'otsu', '--order', 'random'],
             'unknown algorithm': ['--algo', 'nosuch'],
             'missing algorithm': [good],
             'two algorithms to bench': ['--algo', 'otsu,sauvola'],
@@ -345,6 +357,8 @@ def main():
             'malformed calibration size': ['--calibrate', '--algo', 'otsu', '--sizes', '64x48,big,96x64',
                                            '--calib', os.path.join(tmp, 'bad.calib')],
             'image with --calibrate': ['--calibrate', '--algo', 'otsu', good, '--calib', os.path.join(tmp, 'bad.calib')],
+            'order with --calibrate': ['--calibrate', '--algo', 'otsu', '--order', 'grouped',
+                                       '--calib', os.path.join(tmp, 'bad.calib')],
             'unknown algorithm to calibrate': ['--calibrate', '--algo', 'otsu,nosuch',
                                                '--calib', os.path.join(tmp, 'bad.calib')],
         }

@@ -34,6 +34,9 @@ static const char usage_text[] =
     "  -m, --maps MAPS         all (default: every map whose stages have implementations on their\n"
     "                          roles) or maps separated by ';', e.g. 'gpu,cpu,gpu;cpu;stats=cpu'\n"
     "  -n, --runs N            timed runs per image and map (default 5), after one warm-up run\n"
+    "      --order ORDER       interleaved (default): the warm-up of every map, then rounds of one\n"
+    "                          timed run of each map, so that a burst of load on the host falls on\n"
+    "                          one run of every map; grouped: each map's runs back to back\n"
     "  -p, --param NAME=VALUE  set a parameter (repeatable), e.g. --param window=25\n"
     "      --variant NAME      stats variant: sliding (default), global, global-shared, shared\n"
     "      --sample-size WxH   add the built-in sample page at this size as an image (repeatable)\n"
@@ -106,7 +109,7 @@ static int parse_size(const char *s, int *w, int *h)
 
 enum long_only {
     OPT_VARIANT = 256, OPT_SAMPLE_SIZE, OPT_CSV, OPT_SVG, OPT_CPU_DEVICE, OPT_GPU_DEVICE, OPT_CALIBRATE,
-    OPT_SIZES, OPT_CALIB, OPT_VERSION, OPT_PREDICT
+    OPT_SIZES, OPT_CALIB, OPT_VERSION, OPT_PREDICT, OPT_ORDER
 };
 
 enum { MAX_SETTINGS = 32, MAX_SAMPLES = 16, MAX_ALGOS = 16, MAX_MAPS = 1 << DB_MAX_STAGES };
@@ -118,7 +121,8 @@ typedef struct request {
     int n_settings;
     int samples[MAX_SAMPLES][2];
     int n_samples;
-    int runs, calibrate, predict;
+    int runs, calibrate, predict, order_given;
+    db_bench_order order;
     char **images;
     int n_images;
 } request;
@@ -432,7 +436,7 @@ static int bench(const request *rq)
     if (st == DB_OK) {
         db_bench_options o = {.algo = algo, .job = &job, .maps = maps, .n_maps = n_maps,
                               .images = (const db_image *const *)images, .image_names = (const char *const *)names,
-                              .n_images = n_images, .runs = rq->runs,
+                              .n_images = n_images, .runs = rq->runs, .order = rq->order,
                               .progress = isatty(STDERR_FILENO) ? progress_line : NULL};
         st = db_bench_run(ctx, &o, &b);
         progress_clear();
@@ -479,6 +483,7 @@ int main(int argc, char **argv)
         {"calib", required_argument, NULL, OPT_CALIB},
         {"version", no_argument, NULL, OPT_VERSION},
         {"predict", no_argument, NULL, OPT_PREDICT},
+        {"order", required_argument, NULL, OPT_ORDER},
         {NULL, 0, NULL, 0},
     };
     request rq = {.runs = 5};
@@ -519,6 +524,15 @@ int main(int argc, char **argv)
         case OPT_CALIB: rq.calib_path = optarg; break;
         case OPT_VERSION: printf("docbin-bench %s\n", db_version()); return EXIT_OK;
         case OPT_PREDICT: rq.predict = 1; break;
+        case OPT_ORDER:
+            if (!strcmp(optarg, "interleaved"))
+                rq.order = DB_BENCH_INTERLEAVED;
+            else if (!strcmp(optarg, "grouped"))
+                rq.order = DB_BENCH_GROUPED;
+            else
+                return usage_error("--order takes interleaved or grouped");
+            rq.order_given = 1;
+            break;
         case ':': {
             char msg[128];
             snprintf(msg, sizeof msg, "option %s needs a value", argv[optind - 1]);
@@ -536,7 +550,7 @@ int main(int argc, char **argv)
     if (rq.calibrate) {
         if (rq.predict)
             return usage_error("--predict compares a benchmark with the planner; --calibrate makes the calibration");
-        if (rq.n_images || rq.maps_text || rq.csv || rq.svg || rq.n_samples || rq.n_settings)
+        if (rq.n_images || rq.maps_text || rq.csv || rq.svg || rq.n_samples || rq.n_settings || rq.order_given)
             return usage_error("--calibrate takes --algo, --variant, --sizes, --runs, --calib and the device options "
                                "only; it times sample pages with default parameters");
         return calibrate(&rq);
