@@ -4,7 +4,8 @@
 Reads the "predicted and measured latency" blocks that `docbin-bench --predict`
 prints and writes Markdown: the map --map auto picks against the fastest
 measured map, and per algorithm and image how many maps are predicted within
-20% of their measured median.
+20% of their measured median: from the calibration alone, and (logs that have
+the column) from the calibration and the timed runs of the page's other maps.
 
 usage: planner_summary.py LOG [--all]   (--all: also every prediction)
 """
@@ -16,7 +17,7 @@ import sys
 def parse(path):
     blocks, cur = [], None
     head = re.compile(r"^predicted and measured latency: (\S+) (\S+) \((\d+x\d+)\)")
-    row = re.compile(r"^\s+([a-z,]+)\s+([0-9.]+|-)\s+([0-9.]+)\s+([+-][0-9.]+%|-)")
+    row = re.compile(r"^\s+([a-z,]+)\s+([0-9.]+|-)\s+([0-9.]+)\s+([+-][0-9.]+%|-)(?:\s+([0-9.]+)\s+[+-][0-9.]+%)?")
     auto = re.compile(r"^\s+auto picks (\S+): measured ([0-9.]+) ms; fastest measured (\S+): ([0-9.]+) ms; "
                       r"auto is ([0-9.]+)% slower")
     for line in open(path):
@@ -35,7 +36,8 @@ def parse(path):
             continue
         m = row.match(line)
         if m and m.group(2) != "-":
-            cur["rows"].append((m.group(1), float(m.group(2)), float(m.group(3))))
+            after = float(m.group(5)) if m.group(5) else None
+            cur["rows"].append((m.group(1), float(m.group(2)), float(m.group(3)), after))
     return blocks
 
 
@@ -52,11 +54,13 @@ def main():
             a = b["auto"]
             print(f"| {b['algo']} | {b['image']} ({b['size']}) | {a[0]} | {a[1]} | {a[2]} | {a[3]} | {a[4]}% |")
     print()
-    print("| algorithm | image | maps within 20% | median abs. error | largest abs. error (map) |")
-    print("|---|---|---|---|---|")
-    within = total = 0
+    has_after = any(r[3] is not None for b in blocks for r in b["rows"])
+    print("| algorithm | image | maps within 20% | median abs. error | largest abs. error (map) |"
+          + (" after other maps: within 20% | its largest abs. error (map) |" if has_after else ""))
+    print("|---|---|---|---|---|" + ("---|---|" if has_after else ""))
+    within = within_after = total = 0
     for b in blocks:
-        errs = [(100 * (p - m) / m, name) for name, p, m in b["rows"]]
+        errs = [(100 * (p - m) / m, name) for name, p, m, _ in b["rows"]]
         if not errs:
             continue
         ok = sum(abs(e) <= 20 for e, _ in errs)
@@ -64,17 +68,28 @@ def main():
         total += len(errs)
         worst = max(errs, key=lambda x: abs(x[0]))
         med = statistics.median(abs(e) for e, _ in errs)
-        print(f"| {b['algo']} | {b['image']} ({b['size']}) | {ok} of {len(errs)} | {med:.1f}% | "
-              f"{worst[0]:+.1f}% ({worst[1]}) |")
+        line = (f"| {b['algo']} | {b['image']} ({b['size']}) | {ok} of {len(errs)} | {med:.1f}% | "
+                f"{worst[0]:+.1f}% ({worst[1]}) |")
+        if has_after:
+            after = [(100 * (a - m) / m, name) for name, _, m, a in b["rows"] if a is not None]
+            ok_after = sum(abs(e) <= 20 for e, _ in after)
+            within_after += ok_after
+            worst = max(after, key=lambda x: abs(x[0]))
+            line += f" {ok_after} of {len(after)} | {worst[0]:+.1f}% ({worst[1]}) |"
+        print(line)
     print()
     print(f"overall: {within} of {total} map predictions within 20%")
+    if has_after:
+        print(f"after the page's other maps ran: {within_after} of {total} within 20%")
     if "--all" in sys.argv:
         print()
-        print("| algorithm | image | map | predicted ms | measured ms | error |")
-        print("|---|---|---|---|---|---|")
+        print("| algorithm | image | map | predicted ms | measured ms | error | after other maps | error |")
+        print("|---|---|---|---|---|---|---|---|")
         for b in blocks:
-            for name, p, m in b["rows"]:
-                print(f"| {b['algo']} | {b['image']} | {name} | {p:.3f} | {m:.3f} | {100 * (p - m) / m:+.1f}% |")
+            for name, p, m, a in b["rows"]:
+                after = f"{a:.3f} | {100 * (a - m) / m:+.1f}%" if a is not None else "- | -"
+                print(f"| {b['algo']} | {b['image']} | {name} | {p:.3f} | {m:.3f} | {100 * (p - m) / m:+.1f}% | "
+                      f"{after} |")
 
 
 main()

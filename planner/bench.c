@@ -88,6 +88,7 @@ static db_status bench_alloc(db_bench *b, const db_bench_options *o)
     b->n_maps = o->n_maps;
     b->n_images = o->n_images;
     b->runs = o->runs;
+    b->order = o->order;
     size_t n_runs = (size_t)o->n_images * (size_t)o->n_maps * (size_t)(o->runs + 1);
     b->maps = malloc((size_t)o->n_maps * sizeof *b->maps);
     b->image_names = calloc((size_t)o->n_images, sizeof *b->image_names);
@@ -222,6 +223,40 @@ db_status db_bench_summary(const db_bench *b, int image, int map, db_box *stage,
     for (int r = 1; r <= b->runs; r++)
         v[r - 1] = db_bench_wall_ms(b, image, map, r);
     return db_box_stats(v, b->runs, total);
+}
+
+db_status db_bench_history(const db_bench *b, int image, int skip, const db_context *ctx, const db_job *job,
+                           db_history *history)
+{
+    const db_algo *algo = b->algo;
+    char keys[DB_ROLE_COUNT][17] = {{0}};
+    for (int r = 0; r < DB_ROLE_COUNT; r++)
+        if (ctx->role[r])
+            snprintf(keys[r], sizeof keys[r], "%s", ctx->role[r]->info.key);
+    db_status st = DB_OK;
+    for (int k = 0; k < b->n_maps * b->runs && st == DB_OK; k++) {
+        int m = b->order == DB_BENCH_GROUPED ? k / b->runs : k % b->n_maps;
+        int run = 1 + (b->order == DB_BENCH_GROUPED ? k % b->runs : k / b->n_maps);
+        if (m == skip)
+            continue;
+        db_profile_row rows[DB_MAX_STAGES];
+        int n_rows = 0;
+        for (int s = 0; s < algo->n_stages; s++) {
+            double ms = db_bench_stage_ms(b, image, m, run, s);
+            if (ms > 0) {
+                db_profile_row *row = &rows[n_rows++];
+                *row = (db_profile_row){.kind = DB_REC_KERNEL, .role = b->maps[m].role[s], .span_ms = ms};
+                snprintf(row->stage, sizeof row->stage, "%s", algo->stages[s].name);
+            }
+        }
+        db_history_run out[DB_MAX_STAGES];
+        int n = 0;
+        st = db_history_rows(rows, n_rows, (const char (*)[17])keys, algo, job, &b->maps[m], b->width[image],
+                             b->height[image], &b->reports[image], out, &n);
+        if (st == DB_OK)
+            st = db_history_add(history, out, n);
+    }
+    return st;
 }
 
 /* Writes a CSV field, quoted when it holds a comma, a quote or a line break. */

@@ -15,6 +15,7 @@
 #define DB_BENCH_H
 
 #include <stdbool.h>
+#include "planner/history.h"
 #include "runtime/device.h"
 #include "runtime/image.h"
 #include "runtime/stage.h"
@@ -38,9 +39,9 @@ typedef void (*db_progress_fn)(void *user, int step, int steps, const char *what
 
 /* The order of a benchmark's runs on one image. Interleaved (the default) runs
 ** the warm-up of every map and then rounds of one timed run of each map, so
-** that a burst of load on a shared host (seconds long on the VMs measured in
-** bench/results/planner-h100.md) falls on one run of every map, which each
-** median drops, rather than on every run of one map. Grouped runs each map's
+** that a burst of load on a shared host falls on one run of every map, which
+** each median drops, rather than on every run of one map (one PoCL stage took
+** 5 times its time in one map of a grouped run: bench/results/planner-h100.md). Grouped runs each map's
 ** runs back to back: its steady state with no other map between runs. */
 typedef enum db_bench_order {
     DB_BENCH_INTERLEAVED,
@@ -68,6 +69,7 @@ typedef struct db_bench_options {
 typedef struct db_bench {
     const db_algo *algo;
     int n_maps, n_images, runs;  /* runs = timed runs, so runs + 1 per cell */
+    db_bench_order order;        /* the order they ran in */
     db_map *maps;
     char **image_names;
     int *width, *height;         /* per image */
@@ -92,6 +94,17 @@ double db_bench_wall_ms(const db_bench *bench, int image, int map, int run);
 /* Box-plot figures of cell (image, map) over its timed runs: one box per stage
 ** in stage[0..algo->n_stages-1], and the wall time in `total`. */
 db_status db_bench_summary(const db_bench *bench, int image, int map, db_box *stage, db_box *total);
+
+/* What the planner would have learnt from the timed runs of image `image`
+** under every map but map `skip` (-1: none): their history rows (history.h),
+** in the order they ran, added to `history`. Device keys are those of `ctx`'s
+** roles; the work of a stage comes from the image's report. With skip = m, a
+** prediction of map m from calibration and these rows is one made without any
+** run of m: what --map auto knows of a map it has not run, after the page's
+** other maps ran (docbin-bench --predict). DB_ERR_NOMEM, or DB_ERR_USAGE when
+** a kernel hash cannot be computed. */
+db_status db_bench_history(const db_bench *bench, int image, int skip, const db_context *ctx, const db_job *job,
+                           db_history *history);
 
 /* Writes the CSV file, atomically. Header and columns:
 **   algo,image,width,height,map,run,warmup,stage,role,ms

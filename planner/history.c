@@ -47,12 +47,20 @@ static db_status add(db_history *h, const db_history_run *run)
         int cap = h->cap ? 2 * h->cap : 64;
         db_history_run *p = realloc(h->runs, (size_t)cap * sizeof *p);
         if (!p)
-            return db_fail(DB_ERR_NOMEM, "out of memory reading a history file");
+            return db_fail(DB_ERR_NOMEM, "out of memory for %d history rows", h->cap ? 2 * h->cap : 64);
         h->runs = p;
         h->cap = cap;
     }
     h->runs[h->n++] = *run;
     return DB_OK;
+}
+
+db_status db_history_add(db_history *history, const db_history_run *runs, int n)
+{
+    db_status st = DB_OK;
+    for (int i = 0; i < n && st == DB_OK; i++)
+        st = add(history, &runs[i]);
+    return st;
 }
 
 /* What is wrong with a row, or NULL. */

@@ -83,6 +83,9 @@ db_status db_history_path(const char *calib_path, char *path, size_t size);
 ** line, and the fix: delete the file) and leaves `history` as it was. */
 db_status db_history_load(db_history *history, const char *path);
 
+/* Adds `n` rows to `history` in memory, after its rows (the latest). DB_ERR_NOMEM. */
+db_status db_history_add(db_history *history, const db_history_run *runs, int n);
+
 /* Appends `n` rows (one run's stages) to `path` in one write, creating the
 ** file (with its header) and its directories when missing, and compacting it
 ** when it has grown past DB_HISTORY_MAX_BYTES. DB_ERR_USAGE for a row whose

@@ -276,22 +276,40 @@ def main():
         # host's share of a run ending on the last stage's role, max(0, a + b * pixels), plus a
         # crossing into a stage's role wherever it differs from the stage before (binarize also
         # reads gray, which is on its role already when histogram's is).
-        rc, out, err = run(['--algo', 'otsu', '--runs', '1', good, '--predict', '--calib', path])
+        #
+        # The column after it predicts each map from the same fits scaled by the history factor that
+        # the timed runs of the other maps give (planner/history.h): per stage and role, the median of
+        # measured / fitted over those runs (three or more of them here: runs of one map each).
+        pcsv = os.path.join(tmp, 'predict.csv')
+        rc, out, err = run(['--algo', 'otsu', '--runs', '1', good, '--predict', '--calib', path, '--csv', pcsv])
         check(rc == 0, f'bench --predict failed: {err}')
         _, calib_rows, _ = read_calib(path)
         fit = {(r[3], r[4]): (float(r[7]), float(r[8])) for r in calib_rows if r[2] == 'otsu'}
-        table = re.findall(r'^  ([a-z,]+) +([0-9.]+) +([0-9.]+) +[-+][0-9.]+%$', out, re.M)
+        table = re.findall(r'^  ([a-z,]+) +([0-9.]+) +([0-9.]+) +[-+][0-9.]+% +([0-9.]+) +[-+][0-9.]+%$', out, re.M)
         check(len(table) == n_maps, f'--predict lists {len(table)} maps, expected {n_maps}: {out}')
         lat, bw = [float(l.split()[1]) for l in open(path) if l.startswith('staging ')][0], \
             [float(l.split()[2]) for l in open(path) if l.startswith('staging ')][0]
         copy_ms = 2 * max(0.0, lat + w * h / (bw * 1e6))
         crossing = {l.split()[3]: float(l.split()[4]) for l in open(path) if l.startswith('crossing ')}
-        for m, predicted, _ in table:
+        with open(pcsv, newline='') as f:
+            runs_csv = [r for r in csv.DictReader(f) if r['warmup'] == '0' and r['stage'] != 'total']
+
+        def fitted(s, r):
+            return max(0.0, fit[(s, r)][0] + fit[(s, r)][1] * w * h)
+
+        for m, predicted, _, after in table:
             roles = m.split(',')
-            want = copy_ms + sum(max(0.0, fit[(s, r)][0] + fit[(s, r)][1] * w * h)
-                                 for s, r in zip(stages + ['host'], roles + roles[-1:]))
+            want = copy_ms + sum(fitted(s, r) for s, r in zip(stages + ['host'], roles + roles[-1:]))
             want += sum(crossing[b] for a, b in zip(roles, roles[1:]) if a != b)
             check(abs(float(predicted) - want) <= 1.5e-3, f'--predict {m}: {predicted} ms, the fits give {want:.4f}')
+            scaled = want
+            for s, r in zip(stages, roles):
+                ratios = [float(x['ms']) / fitted(s, r) for x in runs_csv
+                          if x['map'] != m and x['stage'] == s and x['role'] == r and fitted(s, r) > 0]
+                if len(ratios) >= 3:
+                    scaled += fitted(s, r) * (statistics.median(ratios) - 1)
+            check(abs(float(after) - scaled) <= 1.5e-3 * max(1.0, scaled),
+                  f'--predict {m} after the other maps: {after} ms, their runs give {scaled:.4f}')
         check(re.search(r'auto picks [a-z,]+: measured', out), f'--predict does not say what auto picks: {out}')
         print('ok   benchmark --predict')
 

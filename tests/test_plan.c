@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "algorithms/algorithms.h"
+#include "planner/bench.h"
 #include "planner/calib.h"
 #include "planner/map.h"
 #include "planner/plan.h"
@@ -814,6 +815,84 @@ static void test_work(void)
     db_context_close(ctx);
 }
 
+/* --- what the planner would know of a map after the page's other maps ran --- */
+static void test_after_others(void)
+{
+    db_context *ctx = test_open_context();
+    const db_algo *otsu = db_algo_find("otsu");
+    db_job job;
+    db_job_defaults(otsu, &job);
+    const int w = 100, h = 50;
+    db_calib calib;
+    db_calib_init(&calib);
+    /* Every stage calibrated at 1 ms on the cpu role and 0.5 ms on the gpu role. */
+    for (int r = 0; r < DB_ROLE_COUNT; r++)
+        for (int s = 0; s < 3; s++) {
+            db_calib_stage e = row(ctx->role[r], otsu, s, (db_role)r, "-", r == DB_ROLE_CPU ? 1 : 0.5, 0);
+            CHECK(db_calib_put_stage(&calib, &e) == DB_OK, "put: %s", db_error_message());
+        }
+    /* Three maps, three timed runs each. Map A ran every stage at 100 ms, which
+    ** the rows for A must not contain. B and C give each stage on each role a
+    ** factor of its own: gray cpu 4 (C), gray gpu 2 (B), histogram cpu 3 (B),
+    ** histogram gpu 0.5 (C), binarize cpu 2 (B), binarize gpu 3 (C). B's
+    ** histogram takes 3, 3.3 and 3.6 ms in its three runs, which shows the order. */
+    enum { MAPS = 3, RUNS = 3 };
+    const char *texts[MAPS] = {"cpu,cpu,cpu", "gpu,cpu,cpu", "cpu,gpu,gpu"};
+    const double ms[MAPS][3] = {{100, 100, 100}, {1, 3, 2}, {4, 0.25, 1.5}};
+    db_map maps[MAPS];
+    for (int m = 0; m < MAPS; m++)
+        CHECK(db_map_parse(otsu, texts[m], &maps[m]) == DB_OK, "map %s", texts[m]);
+    double stage_ms[MAPS * (RUNS + 1) * DB_MAX_STAGES] = {0}, wall_ms[MAPS * (RUNS + 1)] = {0};
+    for (int m = 0; m < MAPS; m++)
+        for (int run = 0; run <= RUNS; run++)
+            for (int s = 0; s < 3; s++)
+                stage_ms[((size_t)m * (RUNS + 1) + (size_t)run) * DB_MAX_STAGES + (size_t)s] =
+                    ms[m][s] + (m == 1 && s == 1 ? 0.3 * (run - 1) : 0);
+    char name[] = "page.png";
+    char *names[1] = {name};
+    int width[1] = {w}, height[1] = {h};
+    db_report reports[1] = {{0}};
+    db_bench b = {.algo = otsu, .n_maps = MAPS, .n_images = 1, .runs = RUNS, .order = DB_BENCH_INTERLEAVED,
+                  .maps = maps, .image_names = names, .width = width, .height = height, .stage_ms = stage_ms,
+                  .wall_ms = wall_ms, .reports = reports};
+
+    db_history hist;
+    db_history_init(&hist);
+    CHECK(db_bench_history(&b, 0, 0, ctx, &job, &hist) == DB_OK, "history: %s", db_error_message());
+    int of_a = 0;
+    for (int i = 0; i < hist.n; i++)
+        of_a += hist.runs[i].ms == 100;
+    /* Interleaved: B's first run, C's first run, B's second run... three rows each. */
+    CHECK(hist.n == 2 * RUNS * 3 && !of_a && near(hist.runs[1].ms, 3) && near(hist.runs[4].ms, 0.25) &&
+              near(hist.runs[7].ms, 3.3) && hist.runs[0].key.role == DB_ROLE_GPU &&
+              !strcmp(hist.runs[0].key.device, ctx->role[DB_ROLE_GPU]->info.key) &&
+              !strcmp(hist.runs[1].key.stage, "histogram") && hist.runs[1].pixels == w * h,
+          "rows without map A: %d rows, %d of A", hist.n, of_a);
+    db_plan_costs c;
+    CHECK(db_plan_costs_from_calib(&c, &calib, &hist, ctx, otsu, &job, w, h, 1) == DB_OK, "costs: %s",
+          db_error_message());
+    const double want[3][2] = {{4, 1}, {3.3, 0.25}, {2, 1.5}}; /* [stage][role]; B's histogram: median 3.3 */
+    for (int s = 0; s < 3; s++)
+        for (int r = 0; r < DB_ROLE_COUNT; r++)
+            CHECK(near(c.stage_ms[s][r], want[s][r]), "stage %d on %s after B and C: %g, expected %g", s,
+                  db_role_name((db_role)r), c.stage_ms[s][r], want[s][r]);
+    db_history_free(&hist);
+
+    /* Grouped: B's three runs, then C's. */
+    b.order = DB_BENCH_GROUPED;
+    CHECK(db_bench_history(&b, 0, 0, ctx, &job, &hist) == DB_OK && hist.n == 2 * RUNS * 3 &&
+              near(hist.runs[1].ms, 3) && near(hist.runs[4].ms, 3.3) && near(hist.runs[9 + 1].ms, 0.25),
+          "grouped rows: %d", hist.n);
+    db_history_free(&hist);
+    /* No map left out: A's rows count too. */
+    CHECK(db_bench_history(&b, 0, -1, ctx, &job, &hist) == DB_OK && hist.n == 3 * RUNS * 3 &&
+              near(hist.runs[0].ms, 100),
+          "every map: %d rows", hist.n);
+    db_history_free(&hist);
+    db_calib_free(&calib);
+    db_context_close(ctx);
+}
+
 int main(void)
 {
     test_latency_best();
@@ -826,5 +905,6 @@ int main(void)
     test_unknown();
     test_from_calib();
     test_work();
+    test_after_others();
     return test_result("plan");
 }

@@ -5,6 +5,7 @@
 */
 #define _GNU_SOURCE
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,8 @@
 #include "planner/bench.h"
 #include "planner/calib.h"
 #include "planner/calibrate.h"
+#include "planner/history.h"
+#include "planner/plan.h"
 #include "runtime/docbin.h"
 
 /* Exit codes (db_exit_status), documented in --help and README.md. */
@@ -46,7 +49,8 @@ static const char usage_text[] =
     "                          measured median (stages whose cost follows the content at the work\n"
     "                          the page took), and how the map --map auto picks before any run\n"
     "                          compares with the fastest measured one (calibration: --calib FILE\n"
-    "                          or the default)\n"
+    "                          or the default); and each map predicted again with the history that\n"
+    "                          the page's other maps' timed runs leave ('after others')\n"
     "      --cpu-device SPEC   bind the cpu role (default $DOCBIN_CPU_DEVICE, else the first CPU)\n"
     "      --gpu-device SPEC   bind the gpu role (default $DOCBIN_GPU_DEVICE, else the largest GPU)\n"
     "                          SPEC: P:D indices, platform:type:name substrings, or a word of a\n"
@@ -302,17 +306,54 @@ static void print_summary(const db_bench *b)
         }
 }
 
+/* The prediction of map m of image i from the calibration, the history file
+** and the timed runs of the image's other maps (db_bench_history); NAN when
+** the table cannot be made (out of memory). */
+static double predict_after_others(const db_bench *b, int i, int m, const db_calib *calib,
+                                   const db_history *file, db_context *ctx, const db_job *job,
+                                   const db_image *img, db_plan_costs *costs)
+{
+    db_history h;
+    db_history_init(&h);
+    db_status st = db_history_add(&h, file->runs, file->n);
+    if (st == DB_OK)
+        st = db_bench_history(b, i, m, ctx, job, &h);
+    if (st == DB_OK)
+        st = db_plan_costs_from_calib(costs, calib, &h, ctx, b->algo, job, img->width, img->height, img->channels);
+    db_history_free(&h);
+    if (st != DB_OK)
+        return NAN;
+    db_plan_costs_set_page_work(costs, &b->reports[i]);
+    db_plan_sim sim;
+    db_plan_simulate(costs, &b->maps[m], &sim);
+    return sim.latency_ms;
+}
+
 /* --predict: per image, the planner's predicted latency of every benchmarked
 ** map beside its measured median, and how the map --map auto picks fares
-** against the fastest measured one. */
+** against the fastest one measured. Each map is predicted twice: from the
+** calibration (and the history file) alone, and as it would be after the
+** page's other maps had run (predict_after_others). */
 static db_status print_predictions(const db_bench *b, db_context *ctx, const db_job *job,
                                    const db_image *const *images, const char *calib_path)
 {
     const db_algo *algo = b->algo;
-    db_plan_costs *costs = malloc(sizeof *costs);
-    if (!costs)
-        return db_fail(DB_ERR_NOMEM, "out of memory for the planner's cost table");
-    db_status st = DB_OK;
+    char def[4096], history_path[4096 + 16];
+    db_status st = calib_path ? DB_OK : db_calib_default_path(def, sizeof def);
+    if (st != DB_OK)
+        return st;
+    if (!calib_path)
+        calib_path = def;
+    db_calib calib;
+    db_history file;
+    db_calib_init(&calib);
+    db_history_init(&file);
+    db_plan_costs *costs = malloc(sizeof *costs), *after = malloc(sizeof *after);
+    if (!costs || !after)
+        st = db_fail(DB_ERR_NOMEM, "out of memory for the planner's cost table");
+    if (st == DB_OK && (st = db_history_path(calib_path, history_path, sizeof history_path)) == DB_OK &&
+        (st = db_calib_load(&calib, calib_path)) == DB_OK && db_history_load(&file, history_path) != DB_OK)
+        db_history_free(&file); /* db_plan_costs_load below warns about it */
     for (int i = 0; i < b->n_images && st == DB_OK; i++) {
         const db_image *img = images[i];
         st = db_plan_costs_load(costs, calib_path, ctx, algo, job, img->width, img->height, img->channels);
@@ -331,7 +372,9 @@ static db_status print_predictions(const db_bench *b, db_context *ctx, const db_
             printf("  %s\n", line);
             continue;
         }
-        printf("  %-24s %12s %12s %8s\n", "map", "predicted ms", "measured ms", "error");
+        printf("  'after others': predicted from the calibration and the timed runs of this page's other maps\n");
+        printf("  %-24s %12s %12s %8s %14s %8s\n", "map", "predicted ms", "measured ms", "error", "after others",
+               "error");
         int best = -1, picked = -1;
         double measured[MAX_MAPS];
         for (int m = 0; m < b->n_maps; m++) {
@@ -343,8 +386,14 @@ static db_status print_predictions(const db_bench *b, db_context *ctx, const db_
             db_map_format(&b->maps[m], text, sizeof text);
             db_plan_sim sim;
             db_plan_simulate(costs, &b->maps[m], &sim);
-            printf("  %-24s %12.3f %12.3f %+7.1f%%\n", text, sim.latency_ms, total.median,
-                   100.0 * (sim.latency_ms - total.median) / total.median);
+            double others = predict_after_others(b, i, m, &calib, &file, ctx, job, img, after);
+            if (isnan(others)) {
+                st = db_error_status();
+                break;
+            }
+            printf("  %-24s %12.3f %12.3f %+7.1f%% %14.3f %+7.1f%%\n", text, sim.latency_ms, total.median,
+                   100.0 * (sim.latency_ms - total.median) / total.median, others,
+                   100.0 * (others - total.median) / total.median);
             if (best < 0 || total.median < measured[best])
                 best = m;
             if (!memcmp(b->maps[m].role, choice.map.role, sizeof choice.map.role[0] * (size_t)algo->n_stages))
@@ -362,7 +411,10 @@ static db_status print_predictions(const db_bench *b, db_context *ctx, const db_
                    chosen, measured[picked], fastest, measured[best],
                    100.0 * (measured[picked] - measured[best]) / measured[best]);
     }
+    db_history_free(&file);
+    db_calib_free(&calib);
     free(costs);
+    free(after);
     return st;
 }
 
