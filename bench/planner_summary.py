@@ -6,12 +6,39 @@ prints and writes Markdown: the map --map auto picks against the fastest
 measured map, and per algorithm and image how many maps are predicted within
 20% of their measured median: from the calibration alone, and (logs that have
 the column) from the calibration and the timed runs of the page's other maps.
+Last, how consistent the measurement was: of the stage medians above 0.05 ms,
+how many are more than 20% off the median of the same stage on the same role
+over the maps of that algorithm and image (the same work, measured in other maps).
 
 usage: planner_summary.py LOG [--all]   (--all: also every prediction)
 """
 import re
 import statistics
 import sys
+
+
+def stage_consistency(path):
+    """(off, total): stage medians > 0.05 ms more than 20% off their median over the maps."""
+    cells, key = {}, None
+    head = re.compile(r"^(\S+) (\S+) \((\d+x\d+)\) map (\S+): median")
+    stage = re.compile(r"^  (\w+)\s+(cpu|gpu)\s+([0-9.]+) ms")
+    for line in open(path):
+        m = head.match(line)
+        if m:
+            key = (m.group(1), m.group(2), m.group(3))
+            continue
+        m = stage.match(line)
+        if m and key:
+            cells.setdefault(key + (m.group(1), m.group(2)), []).append(float(m.group(3)))
+    off = total = 0
+    for values in cells.values():
+        if len(values) < 2:
+            continue
+        med = statistics.median(values)
+        for v in values:
+            total += 1
+            off += med > 0.05 and abs(v / med - 1) > 0.2
+    return off, total
 
 
 def parse(path):
@@ -81,6 +108,8 @@ def main():
     print(f"overall: {within} of {total} map predictions within 20%")
     if has_after:
         print(f"after the page's other maps ran: {within_after} of {total} within 20%")
+    off, stages = stage_consistency(sys.argv[1])
+    print(f"stage medians more than 20% off their median over the maps: {off} of {stages}")
     if "--all" in sys.argv:
         print()
         print("| algorithm | image | map | predicted ms | measured ms | error | after other maps | error |")
