@@ -143,21 +143,21 @@ static db_status profile_sizes(calib_state *c, const db_algo *algo, const db_map
         if (!(prof[k] = db_profile_new()))
             return db_fail(DB_ERR_NOMEM, "out of memory for a profile");
     }
-    db_status st = DB_OK;
-    for (int run = 0, more = 1; more && st == DB_OK; run++) {
+    for (int run = 0, more = 1; more; run++) {
         more = 0;
-        for (int k = 0; k < o->n_sizes && st == DB_OK; k++) {
+        for (int k = 0; k < o->n_sizes; k++) {
             if (run > runs[k])
                 continue;
             db_image *result = NULL;
-            st = db_run(c->ctx, algo, map, job, c->pages[k], &result, run == 0 ? &report[k] : NULL, prof[k]);
+            db_status st = db_run(c->ctx, algo, map, job, c->pages[k], &result, run == 0 ? &report[k] : NULL,
+                                  prof[k]);
             db_image_free(result);
             if (st != DB_OK) {
                 char why[1024];
                 snprintf(why, sizeof why, "%s", db_error_message());
                 return db_fail(st, "at %dx%d: %s", o->sizes[k].width, o->sizes[k].height, why);
             }
-            if (st == DB_OK && run == 1) {
+            if (run == 1) {
                 double ms = db_profile_run_wall_ms(prof[k], 1);
                 int want = ms > 0 ? (int)ceil(SHORT_RUNS_MS / ms) : most;
                 runs[k] = want < runs[k] ? runs[k] : want > most ? most : want;
@@ -165,7 +165,7 @@ static db_status profile_sizes(calib_state *c, const db_algo *algo, const db_map
             more |= run < runs[k];
         }
     }
-    return st;
+    return DB_OK;
 }
 
 /* The median of n works, or 0 when any is 0 (the stage reports none). */
