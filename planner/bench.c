@@ -259,6 +259,27 @@ db_status db_bench_history(const db_bench *b, int image, int skip, const db_cont
     return st;
 }
 
+db_status db_bench_predict_after_others(const db_bench *b, int image, int map, const db_calib *calib,
+                                        const db_history *history, const db_context *ctx, const db_job *job,
+                                        const db_image *img, db_plan_costs *costs, double *ms)
+{
+    db_history h;
+    db_history_init(&h);
+    db_status st = db_history_add(&h, history->runs, history->n);
+    if (st == DB_OK)
+        st = db_bench_history(b, image, map, ctx, job, &h);
+    if (st == DB_OK)
+        st = db_plan_costs_from_calib(costs, calib, &h, ctx, b->algo, job, img->width, img->height, img->channels);
+    db_history_free(&h);
+    if (st != DB_OK)
+        return st;
+    db_plan_costs_set_page_work(costs, &b->reports[image]);
+    db_plan_sim sim;
+    db_plan_simulate(costs, &b->maps[map], &sim);
+    *ms = sim.latency_ms;
+    return DB_OK;
+}
+
 /* Writes a CSV field, quoted when it holds a comma, a quote or a line break. */
 static void csv_field(FILE *f, const char *s)
 {

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include "planner/history.h"
+#include "planner/plan.h"
 #include "runtime/device.h"
 #include "runtime/image.h"
 #include "runtime/stage.h"
@@ -105,6 +106,15 @@ db_status db_bench_summary(const db_bench *bench, int image, int map, db_box *st
 ** a kernel hash cannot be computed. */
 db_status db_bench_history(const db_bench *bench, int image, int skip, const db_context *ctx, const db_job *job,
                            db_history *history);
+
+/* The latency of map `map` of image `image` (whose pixels are `img`) as the
+** planner predicts it from `calib`, the rows of `history` (the history file;
+** may be empty) and then those of db_bench_history(bench, image, map, ...),
+** at the work the image's report gives, in *ms. `costs` is the caller's table,
+** overwritten. Errors as db_bench_history and db_plan_costs_from_calib. */
+db_status db_bench_predict_after_others(const db_bench *bench, int image, int map, const db_calib *calib,
+                                        const db_history *history, const db_context *ctx, const db_job *job,
+                                        const db_image *img, db_plan_costs *costs, double *ms);
 
 /* Writes the CSV file, atomically. Header and columns:
 **   algo,image,width,height,map,run,warmup,stage,role,ms

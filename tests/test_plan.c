@@ -823,14 +823,26 @@ static void test_after_others(void)
     db_job job;
     db_job_defaults(otsu, &job);
     const int w = 100, h = 50;
+    bool unified = ctx->role[DB_ROLE_GPU]->info.host_unified;
+    ctx->role[DB_ROLE_GPU]->info.host_unified = true; /* copies free, as in test_work */
     db_calib calib;
     db_calib_init(&calib);
-    /* Every stage calibrated at 1 ms on the cpu role and 0.5 ms on the gpu role. */
-    for (int r = 0; r < DB_ROLE_COUNT; r++)
+    db_transfer_model staging = {.latency_ms = 0, .bandwidth_gbs = 1e9, .sizes = 3};
+    CHECK(db_calib_put_staging(&calib, &staging) == DB_OK, "put staging");
+    /* Every stage calibrated at 1 ms on the cpu role and 0.5 ms on the gpu role;
+    ** no host share, crossings of 0. */
+    for (int r = 0; r < DB_ROLE_COUNT; r++) {
+        db_calib_stage host = host_row(ctx->role[r], otsu, (db_role)r, "-", 0, 0);
+        CHECK(db_calib_put_stage(&calib, &host) == DB_OK, "put host row");
+        db_calib_crossing x = {.role = (db_role)r, .ms = 0, .sizes = 3};
+        snprintf(x.from, sizeof x.from, "%s", ctx->role[!r]->info.key);
+        snprintf(x.to, sizeof x.to, "%s", ctx->role[r]->info.key);
+        CHECK(db_calib_put_crossing(&calib, &x) == DB_OK, "put crossing");
         for (int s = 0; s < 3; s++) {
             db_calib_stage e = row(ctx->role[r], otsu, s, (db_role)r, "-", r == DB_ROLE_CPU ? 1 : 0.5, 0);
             CHECK(db_calib_put_stage(&calib, &e) == DB_OK, "put: %s", db_error_message());
         }
+    }
     /* Three maps, three timed runs each. Map A ran every stage at 100 ms, which
     ** the rows for A must not contain. B and C give each stage on each role a
     ** factor of its own: gray cpu 4 (C), gray gpu 2 (B), histogram cpu 3 (B),
@@ -877,6 +889,13 @@ static void test_after_others(void)
             CHECK(near(c.stage_ms[s][r], want[s][r]), "stage %d on %s after B and C: %g, expected %g", s,
                   db_role_name((db_role)r), c.stage_ms[s][r], want[s][r]);
     db_history_free(&hist);
+    /* Map A as predicted after B and C: its three stages on the cpu role at
+    ** 4 + 3.3 + 2 ms; from the calibration alone, 3 ms. An empty history file. */
+    db_image page = {.width = w, .height = h, .channels = 1};
+    double after = 0;
+    CHECK(db_bench_predict_after_others(&b, 0, 0, &calib, &hist, ctx, &job, &page, &c, &after) == DB_OK &&
+              near(after, 9.3),
+          "map A after B and C: %g ms, expected 9.3", after);
 
     /* Grouped: B's three runs, then C's. */
     b.order = DB_BENCH_GROUPED;
@@ -889,6 +908,7 @@ static void test_after_others(void)
               near(hist.runs[0].ms, 100),
           "every map: %d rows", hist.n);
     db_history_free(&hist);
+    ctx->role[DB_ROLE_GPU]->info.host_unified = unified;
     db_calib_free(&calib);
     db_context_close(ctx);
 }

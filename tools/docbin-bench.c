@@ -5,7 +5,6 @@
 */
 #define _GNU_SOURCE
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +12,6 @@
 #include "planner/bench.h"
 #include "planner/calib.h"
 #include "planner/calibrate.h"
-#include "planner/history.h"
-#include "planner/plan.h"
 #include "runtime/docbin.h"
 
 /* Exit codes (db_exit_status), documented in --help and README.md. */
@@ -306,34 +303,11 @@ static void print_summary(const db_bench *b)
         }
 }
 
-/* The prediction of map m of image i from the calibration, the history file
-** and the timed runs of the image's other maps (db_bench_history); NAN when
-** the table cannot be made (out of memory). */
-static double predict_after_others(const db_bench *b, int i, int m, const db_calib *calib,
-                                   const db_history *file, db_context *ctx, const db_job *job,
-                                   const db_image *img, db_plan_costs *costs)
-{
-    db_history h;
-    db_history_init(&h);
-    db_status st = db_history_add(&h, file->runs, file->n);
-    if (st == DB_OK)
-        st = db_bench_history(b, i, m, ctx, job, &h);
-    if (st == DB_OK)
-        st = db_plan_costs_from_calib(costs, calib, &h, ctx, b->algo, job, img->width, img->height, img->channels);
-    db_history_free(&h);
-    if (st != DB_OK)
-        return NAN;
-    db_plan_costs_set_page_work(costs, &b->reports[i]);
-    db_plan_sim sim;
-    db_plan_simulate(costs, &b->maps[m], &sim);
-    return sim.latency_ms;
-}
-
 /* --predict: per image, the planner's predicted latency of every benchmarked
 ** map beside its measured median, and how the map --map auto picks fares
 ** against the fastest one measured. Each map is predicted twice: from the
 ** calibration (and the history file) alone, and as it would be after the
-** page's other maps had run (predict_after_others). */
+** page's other maps had run (db_bench_predict_after_others). */
 static db_status print_predictions(const db_bench *b, db_context *ctx, const db_job *job,
                                    const db_image *const *images, const char *calib_path)
 {
@@ -386,11 +360,9 @@ static db_status print_predictions(const db_bench *b, db_context *ctx, const db_
             db_map_format(&b->maps[m], text, sizeof text);
             db_plan_sim sim;
             db_plan_simulate(costs, &b->maps[m], &sim);
-            double others = predict_after_others(b, i, m, &calib, &file, ctx, job, img, after);
-            if (isnan(others)) {
-                st = db_error_status();
+            double others;
+            if ((st = db_bench_predict_after_others(b, i, m, &calib, &file, ctx, job, img, after, &others)) != DB_OK)
                 break;
-            }
             printf("  %-24s %12.3f %12.3f %+7.1f%% %14.3f %+7.1f%%\n", text, sim.latency_ms, total.median,
                    100.0 * (sim.latency_ms - total.median) / total.median, others,
                    100.0 * (others - total.median) / total.median);
