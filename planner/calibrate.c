@@ -37,6 +37,7 @@ typedef struct calib_state {
     const db_calibrate_options *o;
     int step, steps;
     db_image *pages[DB_CALIBRATE_MAX_SIZES];
+    double host_gbs; /* the largest staging copy's speed when the calibration began */
 } calib_state;
 
 static void progress(calib_state *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -329,12 +330,10 @@ static db_status calibrate_transfers(calib_state *c, db_device *dev, db_calib *o
     return DB_OK;
 }
 
-/* The host's copies of a page into staging memory and of the result out of it
-** (db_copy_rows), which every run pays before and after its device work. */
-static db_status calibrate_staging(calib_state *c, db_calib *out)
+/* Times the host's copies of each transfer size (db_copy_rows) into samples[]. */
+static db_status time_staging(calib_state *c, db_cost_sample *samples)
 {
     const db_calibrate_options *o = c->o;
-    db_cost_sample samples[DB_CALIBRATE_MAX_SIZES];
     double ms[DB_PROFILE_MAX_RUNS];
     for (int k = 0; k < o->n_transfer_sizes; k++) {
         size_t bytes = o->transfer_bytes[k];
@@ -361,8 +360,30 @@ static db_status calibrate_staging(calib_state *c, db_calib *out)
             return st;
         samples[k] = (db_cost_sample){.size = (double)bytes, .ms = box.median};
     }
+    return DB_OK;
+}
+
+/* GB/s of the largest of the timed copies, whose size goes to *bytes. */
+static double largest_gbs(const calib_state *c, const db_cost_sample *samples, double *bytes)
+{
+    int big = 0;
+    for (int k = 1; k < c->o->n_transfer_sizes; k++)
+        if (samples[k].size > samples[big].size)
+            big = k;
+    *bytes = samples[big].size;
+    return samples[big].ms > 0 ? samples[big].size / (samples[big].ms * 1e6) : 0;
+}
+
+/* The host's copies of a page into staging memory and of the result out of it
+** (db_copy_rows), which every run pays before and after its device work. The
+** largest copy's speed is kept in c->host_gbs for db_calibrate's last check. */
+static db_status calibrate_staging(calib_state *c, db_calib *out)
+{
+    db_cost_sample samples[DB_CALIBRATE_MAX_SIZES];
     db_transfer_model m;
-    db_status st = db_transfer_fit(samples, o->n_transfer_sizes, &m);
+    db_status st = time_staging(c, samples);
+    if (st == DB_OK)
+        st = db_transfer_fit(samples, c->o->n_transfer_sizes, &m);
     if (st == DB_OK)
         st = db_calib_put_staging(out, &m);
     if (st != DB_OK) {
@@ -370,6 +391,33 @@ static db_status calibrate_staging(calib_state *c, db_calib *out)
         snprintf(why, sizeof why, "%s", db_error_message());
         return db_fail(st, "calibrating the host's staging copies: %s", why);
     }
+    double bytes;
+    c->host_gbs = largest_gbs(c, samples, &bytes);
+    return DB_OK;
+}
+
+bool db_calibrate_host_changed(double start_gbs, double end_gbs)
+{
+    if (!(start_gbs > 0) || !(end_gbs > 0))
+        return false;
+    double ratio = start_gbs > end_gbs ? start_gbs / end_gbs : end_gbs / start_gbs;
+    return ratio > DB_CALIBRATE_HOST_CHANGE;
+}
+
+/* Times the staging copies again and warns when the host's speed moved since
+** the first timing (db_calibrate_host_changed). */
+static db_status check_host(calib_state *c)
+{
+    db_cost_sample samples[DB_CALIBRATE_MAX_SIZES];
+    db_status st = time_staging(c, samples);
+    if (st != DB_OK)
+        return st;
+    double bytes, end = largest_gbs(c, samples, &bytes);
+    if (db_calibrate_host_changed(c->host_gbs, end))
+        db_warn("the host copied %.0f bytes at %.1f GB/s when the calibration began and at %.1f GB/s when it "
+                "ended: the host's speed changed while it was measured (other load, or a machine still "
+                "settling), so rows timed at different moments disagree; calibrate again when it is steady",
+                bytes, c->host_gbs, end);
     return DB_OK;
 }
 
@@ -586,7 +634,7 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
         const db_device *writer = ctx->role[r == DB_ROLE_CPU ? DB_ROLE_GPU : DB_ROLE_CPU];
         written += ctx->role[r] && !ctx->role[r]->info.host_unified && writer && writer->info.host_unified;
     }
-    c.steps += (copiers + written + 1) * o->n_transfer_sizes + (roles == DB_ROLE_COUNT ? DB_ROLE_COUNT : 0);
+    c.steps += (copiers + written + 2) * o->n_transfer_sizes + (roles == DB_ROLE_COUNT ? DB_ROLE_COUNT : 0);
 
     /* The staging copies first: the host's share of each run is measured net of them. */
     st = calibrate_staging(&c, out);
@@ -620,6 +668,8 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
     /* Last: the simulated time it is measured against needs the stage, host and copy rows. */
     if (st == DB_OK && roles == DB_ROLE_COUNT)
         st = calibrate_crossings(&c, o->algos, n_algos, out);
+    if (st == DB_OK)
+        st = check_host(&c);
     for (int k = 0; k < DB_CALIBRATE_MAX_SIZES; k++)
         db_image_free(c.pages[k]);
     return st;

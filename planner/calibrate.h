@@ -29,10 +29,18 @@
 ** stage on the other role against every stage on the reading role, and what
 ** the pair's wall times differ by beyond their simulated difference is the
 ** crossing.
+**
+** Last, the staging copies are timed again. Rows timed a minute apart describe
+** one host only if its speed held: on one cloud VM, PoCL's rows for the first
+** algorithms came out 2 to 4.7 times another machine's of the same kind, and
+** those for the last ones 1.2 to 1.3 times (bench/results/planner-h100.md).
+** When the largest copy's speed moved by more than DB_CALIBRATE_HOST_CHANGE
+** between the first timing and the last, a warning says so.
 */
 #ifndef DB_CALIBRATE_H
 #define DB_CALIBRATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "planner/bench.h"
 #include "planner/calib.h"
@@ -60,6 +68,17 @@ typedef struct db_calibrate_options {
 /* Every algorithm; A4 at 75, 150 and 300 dpi (620x877, 1240x1754, 2480x3508);
 ** copies of 1, 4, 16 and 64 MiB; 5 timed runs; no progress callback. */
 void db_calibrate_defaults(db_calibrate_options *opts);
+
+/* The factor by which the host's copy speed may move between the start and
+** the end of a calibration before it warns. The staging fit's residuals
+** reached 0.65 of its predictions on machines that then measured as predicted
+** (its small copies are noisy), so the check compares the largest copy alone
+** and leaves it room. */
+#define DB_CALIBRATE_HOST_CHANGE 1.5
+
+/* Whether copies at start_gbs and then at end_gbs (GB/s, > 0) differ by more
+** than DB_CALIBRATE_HOST_CHANGE either way; false when either is not > 0. */
+bool db_calibrate_host_changed(double start_gbs, double end_gbs);
 
 /* Measures and fits; puts every row into `out` (rows already there with the
 ** same keys are replaced). Roles without a device are skipped; a stage whose

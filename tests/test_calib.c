@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "algorithms/algorithms.h"
 #include "planner/calib.h"
+#include "planner/calibrate.h"
 #include "planner/cost.h"
 #include "runtime/program.h"
 #include "testutil.h"
@@ -529,6 +530,21 @@ static void test_sources(void)
     CHECK(db_stage_kernel_hash(&fake, h1) == DB_ERR_USAGE, "NULL sources accepted");
 }
 
+/* The check at the end of a calibration: a host whose copies moved by more
+** than DB_CALIBRATE_HOST_CHANGE (1.5) either way. */
+static void test_host_changed(void)
+{
+    CHECK(!db_calibrate_host_changed(39, 39) && !db_calibrate_host_changed(39, 30) &&
+              !db_calibrate_host_changed(30, 39) && !db_calibrate_host_changed(30, 45),
+          "a steady host (x1.5 or less) taken for a changed one");
+    CHECK(db_calibrate_host_changed(9.6, 39) && db_calibrate_host_changed(39, 9.6) &&
+              db_calibrate_host_changed(30, 45.3),
+          "a host four times faster at the end, or slower, or 1.51 times, not noticed");
+    CHECK(!db_calibrate_host_changed(0, 39) && !db_calibrate_host_changed(39, 0) &&
+              !db_calibrate_host_changed(NAN, 39),
+          "a copy that was not timed taken for a change");
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) {
@@ -539,6 +555,7 @@ int main(void)
     test_file();
     test_default_path();
     test_sources();
+    test_host_changed();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
