@@ -725,6 +725,22 @@ static const char *explain_text(const db_plan_costs *c)
 /* A stage whose cost follows the content: HBK's kmeans, calibrated at 4
 ** passes per block, t = a + b * 5000 * work / 4 on the 100x50 page (7 x 4
 ** blocks of 16): cpu a 1, b 1e-3 (6 ms at 4 passes), gpu a 0.5, b 1e-4. */
+/* Rows that make everything but the stages free: instant staging copies, no
+** host share on either role, crossings of 0 both ways. */
+static void put_free_plumbing(db_calib *calib, const db_context *ctx, const db_algo *algo)
+{
+    db_transfer_model staging = {.latency_ms = 0, .bandwidth_gbs = 1e9, .sizes = 3};
+    CHECK(db_calib_put_staging(calib, &staging) == DB_OK, "put staging");
+    for (int r = 0; r < DB_ROLE_COUNT; r++) {
+        db_calib_stage host = host_row(ctx->role[r], algo, (db_role)r, "-", 0, 0);
+        CHECK(db_calib_put_stage(calib, &host) == DB_OK, "put host row");
+        db_calib_crossing x = {.role = (db_role)r, .ms = 0, .sizes = 3};
+        snprintf(x.from, sizeof x.from, "%s", ctx->role[!r]->info.key);
+        snprintf(x.to, sizeof x.to, "%s", ctx->role[r]->info.key);
+        CHECK(db_calib_put_crossing(calib, &x) == DB_OK, "put crossing");
+    }
+}
+
 static void test_work(void)
 {
     db_context *ctx = test_open_context();
@@ -736,22 +752,14 @@ static void test_work(void)
     const int w = 100, h = 50;
     db_calib calib;
     db_calib_init(&calib);
-    db_transfer_model staging = {.latency_ms = 0, .bandwidth_gbs = 1e9, .sizes = 3};
-    CHECK(db_calib_put_staging(&calib, &staging) == DB_OK, "put staging");
+    put_free_plumbing(&calib, ctx, hbk);
     const double ab[2][2][2] = {{{1, 1e-3}, {0.5, 1e-4}}, {{0.2, 0}, {0.1, 0}}};
-    for (int r = 0; r < DB_ROLE_COUNT; r++) {
-        db_calib_stage host = host_row(ctx->role[r], hbk, (db_role)r, "-", 0, 0);
-        CHECK(db_calib_put_stage(&calib, &host) == DB_OK, "put host row");
-        db_calib_crossing x = {.role = (db_role)r, .ms = 0, .sizes = 3};
-        snprintf(x.from, sizeof x.from, "%s", ctx->role[!r]->info.key);
-        snprintf(x.to, sizeof x.to, "%s", ctx->role[r]->info.key);
-        CHECK(db_calib_put_crossing(&calib, &x) == DB_OK, "put crossing");
+    for (int r = 0; r < DB_ROLE_COUNT; r++)
         for (int s = 0; s < 2; s++) {
             db_calib_stage e = row(ctx->role[r], hbk, s, (db_role)r, "-", ab[s][r][0], ab[s][r][1]);
             e.model.work = s == 0 ? 4 : 0;
             CHECK(db_calib_put_stage(&calib, &e) == DB_OK, "put: %s", db_error_message());
         }
-    }
     db_plan_costs c;
     CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, hbk, &job, w, h, 3) == DB_OK && c.n_notes == 0,
           "from calib: %d notes", c.n_notes);
@@ -827,22 +835,13 @@ static void test_after_others(void)
     ctx->role[DB_ROLE_GPU]->info.host_unified = true; /* copies free, as in test_work */
     db_calib calib;
     db_calib_init(&calib);
-    db_transfer_model staging = {.latency_ms = 0, .bandwidth_gbs = 1e9, .sizes = 3};
-    CHECK(db_calib_put_staging(&calib, &staging) == DB_OK, "put staging");
-    /* Every stage calibrated at 1 ms on the cpu role and 0.5 ms on the gpu role;
-    ** no host share, crossings of 0. */
-    for (int r = 0; r < DB_ROLE_COUNT; r++) {
-        db_calib_stage host = host_row(ctx->role[r], otsu, (db_role)r, "-", 0, 0);
-        CHECK(db_calib_put_stage(&calib, &host) == DB_OK, "put host row");
-        db_calib_crossing x = {.role = (db_role)r, .ms = 0, .sizes = 3};
-        snprintf(x.from, sizeof x.from, "%s", ctx->role[!r]->info.key);
-        snprintf(x.to, sizeof x.to, "%s", ctx->role[r]->info.key);
-        CHECK(db_calib_put_crossing(&calib, &x) == DB_OK, "put crossing");
+    /* Every stage calibrated at 1 ms on the cpu role and 0.5 ms on the gpu role. */
+    put_free_plumbing(&calib, ctx, otsu);
+    for (int r = 0; r < DB_ROLE_COUNT; r++)
         for (int s = 0; s < 3; s++) {
             db_calib_stage e = row(ctx->role[r], otsu, s, (db_role)r, "-", r == DB_ROLE_CPU ? 1 : 0.5, 0);
             CHECK(db_calib_put_stage(&calib, &e) == DB_OK, "put: %s", db_error_message());
         }
-    }
     /* Three maps, three timed runs each. Map A ran every stage at 100 ms, which
     ** the rows for A must not contain. B and C give each stage on each role a
     ** factor of its own: gray cpu 4 (C), gray gpu 2 (B), histogram cpu 3 (B),
