@@ -134,6 +134,14 @@ static db_status collect(db_bench *b, int image, int map, const db_profile *prof
     return DB_OK;
 }
 
+/* The k-th run (0-based) of one image's maps in `order`, each map having
+** per_map runs: which map it is, and which of that map's runs (0-based). */
+static void nth_run(db_bench_order order, int n_maps, int per_map, int k, int *map, int *run)
+{
+    *map = order == DB_BENCH_GROUPED ? k / per_map : k % n_maps;
+    *run = order == DB_BENCH_GROUPED ? k % per_map : k / n_maps;
+}
+
 /* One run of cell (image i, map m) into prof; the report of the first run of the first map is kept. */
 static db_status run_cell(db_context *ctx, const db_bench_options *o, db_bench *b, int i, int m, int run,
                           int step, db_profile *prof)
@@ -174,10 +182,10 @@ db_status db_bench_run(db_context *ctx, const db_bench_options *o, db_bench *b)
         for (int m = 0; m < o->n_maps && st == DB_OK; m++)
             if (!(prof[m] = db_profile_new()))
                 st = db_fail(DB_ERR_NOMEM, "out of memory for a profile");
-        /* Interleaved: the warm-up of every map, then round after round of one timed run of each. */
+        /* In o->order: interleaved, the warm-up of every map and then rounds of one timed run of each. */
         for (int k = 0; k < o->n_maps * cell_runs && st == DB_OK; k++) {
-            int m = o->order == DB_BENCH_GROUPED ? k / cell_runs : k % o->n_maps;
-            int run = o->order == DB_BENCH_GROUPED ? k % cell_runs : k / o->n_maps;
+            int m, run;
+            nth_run(o->order, o->n_maps, cell_runs, k, &m, &run);
             st = run_cell(ctx, o, b, i, m, run, ++step, prof[m]);
             failed_map = m;
         }
@@ -234,9 +242,11 @@ db_status db_bench_history(const db_bench *b, int image, int skip, const db_cont
         if (ctx->role[r])
             snprintf(keys[r], sizeof keys[r], "%s", ctx->role[r]->info.key);
     db_status st = DB_OK;
+    /* The timed runs in the order they ran: those of runs 1..runs, the warm-ups left out. */
     for (int k = 0; k < b->n_maps * b->runs && st == DB_OK; k++) {
-        int m = b->order == DB_BENCH_GROUPED ? k / b->runs : k % b->n_maps;
-        int run = 1 + (b->order == DB_BENCH_GROUPED ? k % b->runs : k / b->n_maps);
+        int m, run;
+        nth_run(b->order, b->n_maps, b->runs, k, &m, &run);
+        run++;
         if (m == skip)
             continue;
         db_profile_row rows[DB_MAX_STAGES];
