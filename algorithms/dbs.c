@@ -238,11 +238,13 @@ static const db_param params[N_PARAMS] = {
 
 /* search's work: its rounds, each a pass over the page's blocks (the
 ** report's first field, below). */
-static double search_work(const db_job *job, int width, int height, const db_report *rep)
+static double search_count(const db_job *job, int width, int height, db_role role, const db_report *rep)
 {
-    (void)job, (void)width, (void)height;
+    (void)job, (void)width, (void)height, (void)role;
     return rep->n > 0 ? (double)rep->values[0] : 0;
 }
+
+static const db_stage_work search_work = {search_count, 0};
 
 static const db_stage stages[] = {
     {"tarray", "the clipping-free threshold array (made once per D and seed, then cached)", {IMAGE}, 0, {TARRAY},
@@ -250,7 +252,7 @@ static const db_stage stages[] = {
     {"init", "gray, labels, initial halftone and the integer error state", {IMAGE, TARRAY}, 2, {STATE, ERR}, 2,
      {init_cpu, init_gpu}, "gray.cl dbs.cl", NULL},
     {"search", "DBS toggles and swaps until a round changes nothing", {STATE, ERR}, 2,
-     {STATE, ERR, HALFTONE, REPORT}, 4, {search_cpu, search_gpu}, "dbs.cl", search_work},
+     {STATE, ERR, HALFTONE, REPORT}, 4, {search_cpu, search_gpu}, "dbs.cl", &search_work},
 };
 
 static const db_report_field report[] = {

@@ -108,12 +108,15 @@ enum { REPORT_PASSES = 1 };
 ** iterations. Its cost per pass over the page is steady: 0.49 to 0.67 ns a
 ** pixel on the H100 host's PoCL between sample pages (4 passes) and DIBCO pages
 ** (12 to 57) (bench/results/planner-h100.md). */
-static double kmeans_work(const db_job *job, int width, int height, const db_report *rep)
+static double kmeans_count(const db_job *job, int width, int height, db_role role, const db_report *rep)
 {
+    (void)role;
     if (rep->n <= REPORT_PASSES || rep->values[REPORT_PASSES] >= INT32_MAX)
         return 0; /* none, or the count saturated (cl/hbk.cl): unknown */
     return (double)rep->values[REPORT_PASSES] / (double)n_blocks(job, width, height);
 }
+
+static const db_stage_work kmeans_work = {kmeans_count, 0};
 
 static db_status kmeans_cpu(db_stage_run *run)
 {
@@ -166,7 +169,7 @@ static const db_param params[] = {
 
 static const db_stage stages[] = {
     {"kmeans", "block k-means from the global centroids, repeated until the global centroids converge",
-     {IMAGE}, 1, {CENTROIDS, STATE}, 2, {kmeans_cpu, kmeans_gpu}, "hbk.cl", kmeans_work},
+     {IMAGE}, 1, {CENTROIDS, STATE}, 2, {kmeans_cpu, kmeans_gpu}, "hbk.cl", &kmeans_work},
     {"label", "each pixel to its block's nearest final centroid; ties go to white", {IMAGE, CENTROIDS}, 2,
      {BINARY}, 1, {label_cpu, label_gpu}, "hbk.cl", NULL},
 };

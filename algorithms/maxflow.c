@@ -92,6 +92,7 @@ struct db_grid_cut {
     int32_t *seeds;     /* a superset of the nodes with residual to the sink */
     int32_t seed_count;
     int32_t time;       /* BK's TIME: one tick per growth step */
+    int64_t steps;      /* growth steps and origin-walk steps, over every solve (db_grid_cut_steps) */
     int64_t flow;
     int started;        /* the trees exist (the first solve has begun) */
 };
@@ -283,12 +284,13 @@ static void augment(db_grid_cut *g, int32_t s, int dir)
 /* Distance from v to its tree's terminal, or INT32_MAX when v's path runs into
 ** an orphan. Nodes on a valid path get stamped with the current time, so later
 ** searches in this adoption round stop there (BK's origin check). */
-static inline int32_t origin_distance(node *nd, const int32_t *off, int32_t v, int32_t time)
+static inline int32_t origin_distance(node *nd, const int32_t *off, int32_t v, int32_t time, int64_t *steps)
 {
     int32_t d = 0;
     int32_t y = v;
     for (;;) {
         node *Y = &nd[y];
+        ++*steps;
         if (Y->ts == time) {
             d += Y->dist;
             break;
@@ -331,7 +333,7 @@ static void adopt(db_grid_cut *g, int32_t x)
         int32_t r = (tree == TREE_SOURCE ? V->rc[d ^ 1] : X->rc[d]) + raise;
         if (V->tree != tree || r <= 0)
             continue;
-        int32_t dd = origin_distance(nd, off, v, g->time);
+        int32_t dd = origin_distance(nd, off, v, g->time, &g->steps);
         if (dd < dmin) {
             dmin = dd;
             best = d;
@@ -450,6 +452,7 @@ static void run(db_grid_cut *g)
         if (g->time == INT32_MAX - 1)
             reset_time(g);
         g->time++;
+        g->steps++;
 
         if (s >= 0) {
             /* u stays current: grow from it again after the adoption. */
@@ -558,6 +561,11 @@ void db_grid_cut_raise_links(db_grid_cut *g, int32_t delta)
     }
     g->saturated_count = 0;
     g->raise += delta;
+}
+
+int64_t db_grid_cut_steps(const db_grid_cut *g)
+{
+    return g->steps;
 }
 
 void db_grid_cut_labels(const db_grid_cut *g, uint8_t *sink_side)

@@ -38,6 +38,13 @@ int64_t db_grid_cut_solve(db_grid_cut *g);
 ** positive, in both directions; the current flow stays feasible. */
 void db_grid_cut_raise_links(db_grid_cut *g, int32_t delta);
 
+/* The search steps of the solves so far: growth steps plus the steps of the
+** walks that check an orphan's candidate parents reach the terminal. The
+** solve's time follows them on pages of any content (200 to 460 ns a pixel
+** over the DIBCO pages, which the pixel count alone cannot tell apart), so the
+** planner predicts the cut from them (db_stage.work). */
+int64_t db_grid_cut_steps(const db_grid_cut *g);
+
 /* Writes 1 for nodes that can reach the sink in the residual graph (ink),
 ** 0 for the others, rows*cols bytes. Call after db_grid_cut_solve. */
 void db_grid_cut_labels(const db_grid_cut *g, uint8_t *sink_side);

@@ -42,9 +42,13 @@ kernel void howe_finish(global const uchar *ink, int width, int height, global u
     out[(ulong)r * width + k] = self && (north || west) ? 0 : 255;
 }
 
-/* Marks the gpu cut's report as complete (the cpu cut's host code sets it). */
-kernel void howe_cut_ok(global long *report)
+/* Completes the gpu cut's report (the cpu cut's host code fills its own):
+** success, no search steps, `commands` launches (CUT_* in algorithms/howe.c). */
+kernel void howe_cut_ok(global long *report, long commands)
 {
-    if (get_global_id(0) == 0)
+    if (get_global_id(0) == 0) {
         report[0] = 1;
+        report[2] = 0;
+        report[3] = commands;
+    }
 }

@@ -96,7 +96,7 @@ static db_status bench_alloc(db_bench *b, const db_bench_options *o)
     b->height = malloc((size_t)o->n_images * sizeof *b->height);
     b->stage_ms = calloc(n_runs * DB_MAX_STAGES, sizeof *b->stage_ms);
     b->wall_ms = calloc(n_runs, sizeof *b->wall_ms);
-    b->reports = calloc((size_t)o->n_images, sizeof *b->reports);
+    b->reports = calloc((size_t)o->n_images * (size_t)o->n_maps, sizeof *b->reports);
     if (!b->maps || !b->image_names || !b->width || !b->height || !b->stage_ms || !b->wall_ms || !b->reports)
         goto nomem;
     memcpy(b->maps, o->maps, (size_t)o->n_maps * sizeof *b->maps);
@@ -142,7 +142,7 @@ static void nth_run(db_bench_order order, int n_maps, int per_map, int k, int *m
     *run = order == DB_BENCH_GROUPED ? k % per_map : k / n_maps;
 }
 
-/* One run of cell (image i, map m) into prof; the report of the first run of the first map is kept. */
+/* One run of cell (image i, map m) into prof; the warm-up run's report is kept. */
 static db_status run_cell(db_context *ctx, const db_bench_options *o, db_bench *b, int i, int m, int run,
                           int step, db_profile *prof)
 {
@@ -156,7 +156,7 @@ static db_status run_cell(db_context *ctx, const db_bench_options *o, db_bench *
     }
     db_image *out = NULL;
     db_status st = db_run(ctx, o->algo, &o->maps[m], o->job, o->images[i], &out,
-                          m == 0 && run == 0 ? &b->reports[i] : NULL, prof);
+                          run == 0 ? &b->reports[(size_t)i * o->n_maps + m] : NULL, prof);
     db_image_free(out);
     return st;
 }
@@ -262,11 +262,18 @@ db_status db_bench_history(const db_bench *b, int image, int skip, const db_cont
         db_history_run out[DB_MAX_STAGES];
         int n = 0;
         st = db_history_rows(rows, n_rows, (const char (*)[17])keys, algo, job, &b->maps[m], b->width[image],
-                             b->height[image], &b->reports[image], out, &n);
+                             b->height[image], &b->reports[(size_t)image * b->n_maps + m], out, &n);
         if (st == DB_OK)
             st = db_history_add(history, out, n);
     }
     return st;
+}
+
+void db_bench_set_page_work(const db_bench *b, int image, int skip, db_plan_costs *costs)
+{
+    for (int m = 0; m < b->n_maps; m++)
+        if (m != skip)
+            db_plan_costs_set_page_work(costs, &b->maps[m], &b->reports[(size_t)image * b->n_maps + m]);
 }
 
 db_status db_bench_predict_after_others(const db_bench *b, int image, int map, const db_calib *calib,
@@ -283,7 +290,7 @@ db_status db_bench_predict_after_others(const db_bench *b, int image, int map, c
     db_history_free(&h);
     if (st != DB_OK)
         return st;
-    db_plan_costs_set_page_work(costs, &b->reports[image]);
+    db_bench_set_page_work(b, image, map, costs);
     db_plan_sim sim;
     db_plan_simulate(costs, &b->maps[map], &sim);
     *ms = sim.latency_ms;

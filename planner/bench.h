@@ -76,7 +76,7 @@ typedef struct db_bench {
     int *width, *height;         /* per image */
     double *stage_ms;            /* [image][map][run][stage]: span in ms, 0 if the stage enqueued nothing */
     double *wall_ms;             /* [image][map][run] */
-    db_report *reports;          /* per image: its first run's report, the same under every map */
+    db_report *reports;          /* [image][map]: the warm-up run's report */
 } db_bench;
 
 /* Runs the matrix. On failure `bench` is left empty and the message names the
@@ -99,7 +99,7 @@ db_status db_bench_summary(const db_bench *bench, int image, int map, db_box *st
 /* What the planner would have learnt from the timed runs of image `image`
 ** under every map but map `skip` (-1: none): their history rows (history.h),
 ** in the order they ran, added to `history`. Device keys are those of `ctx`'s
-** roles; the work of a stage comes from the image's report. With skip = m, a
+** roles; the work of a stage comes from its map's report. With skip = m, a
 ** prediction of map m from calibration and these rows is one made without any
 ** run of m: what --map auto knows of a map it has not run, after the page's
 ** other maps ran (docbin-bench --predict). DB_ERR_NOMEM, or DB_ERR_USAGE when
@@ -107,10 +107,15 @@ db_status db_bench_summary(const db_bench *bench, int image, int map, db_box *st
 db_status db_bench_history(const db_bench *bench, int image, int skip, const db_context *ctx, const db_job *job,
                            db_history *history);
 
+/* Predicts the stages of `costs` (a table for image `image`) whose cost
+** follows the content at the work the reports of the image's maps give, map
+** `skip` left out (-1: none): db_plan_costs_set_page_work with each. */
+void db_bench_set_page_work(const db_bench *bench, int image, int skip, db_plan_costs *costs);
+
 /* The latency of map `map` of image `image` (whose pixels are `img`) as the
 ** planner predicts it from `calib`, the rows of `history` (the history file;
 ** may be empty) and then those of db_bench_history(bench, image, map, ...),
-** at the work the image's report gives, in *ms. `costs` is the caller's table,
+** at the work the reports of the image's other maps give, in *ms. `costs` is the caller's table,
 ** overwritten. Errors as db_bench_history and db_plan_costs_from_calib. */
 db_status db_bench_predict_after_others(const db_bench *bench, int image, int map, const db_calib *calib,
                                         const db_history *history, const db_context *ctx, const db_job *job,

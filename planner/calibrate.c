@@ -216,7 +216,7 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
     for (int k = 0; k < o->n_sizes && st == DB_OK; k++) {
         int w = o->sizes[k].width, h = o->sizes[k].height;
         for (int s = 0; s < algo->n_stages; s++)
-            work[s][k] = algo->stages[s].work ? algo->stages[s].work(&job, w, h, &report[k]) : 0;
+            work[s][k] = algo->stages[s].work ? algo->stages[s].work->count(&job, w, h, map.role[s], &report[k]) : 0;
         /* Every sample of this size is judged against the run's median wall time (cost.h). */
         db_box wall;
         for (int run = 1; run <= runs[k]; run++)

@@ -312,7 +312,7 @@ db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*k
         r->key.role = role;
         r->pixels = (double)width * height;
         r->ms = row->span_ms;
-        r->work = algo->stages[s].work && report ? algo->stages[s].work(job, width, height, report) : 0;
+        r->work = algo->stages[s].work && report ? algo->stages[s].work->count(job, width, height, role, report) : 0;
     }
     return DB_OK;
 }
@@ -335,7 +335,7 @@ int db_history_factor(const db_history *history, const db_calib_stage *key, cons
     return n;
 }
 
-int db_history_work(const db_history *history, const db_calib_stage *key, double *work)
+int db_history_work(const db_history *history, const db_calib_stage *key, bool same_role, double *work)
 {
     double w[DB_HISTORY_KEEP];
     int n = 0;
@@ -343,7 +343,8 @@ int db_history_work(const db_history *history, const db_calib_stage *key, double
     for (int i = history->n - 1; i >= 0 && n < DB_HISTORY_KEEP; i--) {
         const db_calib_stage *k = &history->runs[i].key;
         if (history->runs[i].work > 0 && !strcmp(k->algo, key->algo) && !strcmp(k->stage, key->stage) &&
-            !strcmp(k->variant, key->variant) && !strcmp(k->kernel_hash, key->kernel_hash))
+            !strcmp(k->variant, key->variant) && !strcmp(k->kernel_hash, key->kernel_hash) &&
+            (!same_role || k->role == key->role))
             w[n++] = history->runs[i].work;
     }
     db_box box;

@@ -20,10 +20,11 @@
 ** predicted (at the row's work) over the stage's last DB_HISTORY_KEEP runs on
 ** that device with the current kernels, once there are DB_HISTORY_MIN of them;
 ** rows measured with other kernels are ignored, as the calibration row beside
-** them is stale anyway. A stage's work is the same on every device, so the
-** median work of its last runs on any device is what the planner expects of
-** the next page (db_history_work): runs on the GPU tell what the CPU would
-** face. Files of version 1 (rows without the work) are still read, and rows of
+** them is stale anyway. The median work of a stage's last runs is what the
+** planner expects of the next page (db_history_work). Where the work is the
+** same on every device, runs on the GPU tell what the CPU would face; where
+** the roles count it differently (db_stage_work.by_role), only runs on the
+** same role count. Files of version 1 (rows without the work) are still read, and rows of
 ** either version may follow either header.
 **
 ** Every run appends its rows with one write to a file opened for appending, so
@@ -39,6 +40,7 @@
 #ifndef DB_HISTORY_H
 #define DB_HISTORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "planner/calib.h"
 #include "planner/map.h"
@@ -109,9 +111,10 @@ int db_history_factor(const db_history *history, const db_calib_stage *key, cons
                       double *factor);
 
 /* The work expected of a stage on the next page: the median over the last
-** DB_HISTORY_KEEP rows, on any device and role, with the algo, stage, variant
-** and kernel hash of `key` and a work above 0, in *work. Returns how many rows
-** that was; with fewer than DB_HISTORY_MIN, *work is 0 (none known). */
-int db_history_work(const db_history *history, const db_calib_stage *key, double *work);
+** DB_HISTORY_KEEP rows, on any device and role (on key->role only with
+** `same_role`), with the algo, stage, variant and kernel hash of `key` and a
+** work above 0, in *work. Returns how many rows that was; with fewer than
+** DB_HISTORY_MIN, *work is 0 (none known). */
+int db_history_work(const db_history *history, const db_calib_stage *key, bool same_role, double *work);
 
 #endif

@@ -66,20 +66,25 @@ void db_plan_costs_set_stage(db_plan_costs *costs, int stage, db_role role, doub
     costs->stage_ms[stage][role] = ms;
 }
 
-void db_plan_costs_set_page_work(db_plan_costs *costs, const db_report *report)
+void db_plan_costs_set_page_work(db_plan_costs *costs, const db_map *map, const db_report *report)
 {
     const db_algo *algo = costs->algo;
     double pixels = (double)costs->width * (double)costs->height;
     for (int s = 0; s < algo->n_stages; s++) {
-        double work = algo->stages[s].work ? algo->stages[s].work(&costs->job, costs->width, costs->height, report) : 0;
-        if (!(work > 0) || !(costs->calib_work[s] > 0))
-            continue; /* no work reported, or no row that scales with it */
-        costs->work_source[s] = DB_PLAN_WORK_PAGE;
-        costs->work[s] = work;
-        for (int r = 0; r < DB_ROLE_COUNT; r++)
+        const db_stage *stage = &algo->stages[s];
+        for (int r = 0; r < DB_ROLE_COUNT && stage->work; r++) {
+            if (stage->work->by_role && map->role[s] != (db_role)r)
+                continue; /* the report counts the other role's work */
+            double work = stage->work->count(&costs->job, costs->width, costs->height, (db_role)r, report);
+            if (!(work > 0) || !(costs->calib_work[s][r] > 0))
+                continue; /* no work reported, or no row that scales with it */
+            costs->work_source[s][r] = DB_PLAN_WORK_PAGE;
+            costs->work[s][r] = work;
+            costs->work_runs[s][r] = 0;
             if (costs->modelled[s][r])
                 costs->stage_ms[s][r] =
                     costs->history_factor[s][r] * db_cost_predict(&costs->stage_model[s][r], pixels, work);
+        }
     }
 }
 
@@ -142,19 +147,19 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
         db_status st = db_stage_kernel_hash(stage, hash);
         if (st != DB_OK)
             return st;
-        if (stage->work) {
-            costs->work_source[s] = DB_PLAN_WORK_CALIBRATION;
-            db_calib_stage key = {.role = DB_ROLE_CPU};
+        for (int r = 0; r < DB_ROLE_COUNT && stage->work; r++) {
+            costs->work_source[s][r] = DB_PLAN_WORK_CALIBRATION;
+            db_calib_stage key = {.role = (db_role)r};
             snprintf(key.algo, sizeof key.algo, "%s", algo->name);
             snprintf(key.stage, sizeof key.stage, "%s", stage->name);
             snprintf(key.variant, sizeof key.variant, "%s", variant);
             snprintf(key.kernel_hash, sizeof key.kernel_hash, "%s", hash);
             double work;
-            int runs = history ? db_history_work(history, &key, &work) : 0;
+            int runs = history ? db_history_work(history, &key, stage->work->by_role, &work) : 0;
             if (runs >= DB_HISTORY_MIN) {
-                costs->work_source[s] = DB_PLAN_WORK_HISTORY;
-                costs->work[s] = work;
-                costs->work_runs[s] = runs;
+                costs->work_source[s][r] = DB_PLAN_WORK_HISTORY;
+                costs->work[s][r] = work;
+                costs->work_runs[s][r] = runs;
             }
         }
         for (int r = 0; r < DB_ROLE_COUNT; r++) {
@@ -177,11 +182,12 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
                     costs->history_runs[s][r] = db_history_factor(history, &key, &model, &factor);
                     costs->history_factor[s][r] = factor;
                 }
-                db_plan_costs_set_stage(costs, s, (db_role)r, factor * db_cost_predict(&model, pixels, costs->work[s]));
+                db_plan_costs_set_stage(costs, s, (db_role)r,
+                                        factor * db_cost_predict(&model, pixels, costs->work[s][r]));
                 costs->modelled[s][r] = true;
                 costs->stage_model[s][r] = model;
                 if (model.work > 0)
-                    costs->calib_work[s] = model.work;
+                    costs->calib_work[s][r] = model.work;
                 else if (stage->work)
                     add_note(costs, "stage %s/%s on the %s role (device '%s', key %s) was calibrated without its "
                              "work (a file of version 4 or earlier), so its prediction does not follow the page's "
@@ -200,11 +206,12 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
                 break;
             }
         }
-        if (!(costs->calib_work[s] > 0)) {
-            costs->work_source[s] = DB_PLAN_WORK_NONE; /* no row scales with the work: nothing to say */
-            costs->work[s] = 0;
-            costs->work_runs[s] = 0;
-        }
+        for (int r = 0; r < DB_ROLE_COUNT; r++)
+            if (!(costs->calib_work[s][r] > 0)) {
+                costs->work_source[s][r] = DB_PLAN_WORK_NONE; /* no row scales with the work: nothing to say */
+                costs->work[s][r] = 0;
+                costs->work_runs[s][r] = 0;
+            }
     }
     for (int r = 0; r < DB_ROLE_COUNT; r++) {
         if (!costs->bound[r] || costs->shared[r])
@@ -600,6 +607,24 @@ static void print_ms(FILE *f, int width, bool known, double ms)
         fprintf(f, " %*s", width, "?");
 }
 
+/* Names the work of stage s on role r for the lines that print it: "<stage>",
+** or "<stage> on <role>" for a stage that counts its work by role. False when
+** the line would repeat another: a stage whose work is the same on both roles
+** is printed once, from the first role whose work has a source. */
+static bool work_name(const db_plan_costs *costs, int s, db_role r, char *name, size_t size)
+{
+    const db_stage *stage = &costs->algo->stages[s];
+    if (stage->work && stage->work->by_role) {
+        snprintf(name, size, "%s on %s", stage->name, db_role_name(r));
+        return true;
+    }
+    for (int q = 0; q < (int)r; q++)
+        if (costs->work_source[s][q] != DB_PLAN_WORK_NONE)
+            return false;
+    snprintf(name, size, "%s", stage->name);
+    return true;
+}
+
 void db_plan_explain(const db_plan_costs *costs, const db_map *ran, FILE *f)
 {
     const db_algo *algo = costs->algo;
@@ -639,26 +664,29 @@ void db_plan_explain(const db_plan_costs *costs, const db_map *ran, FILE *f)
     fprintf(f, "* = the map that runs; staging: the host's share (copies of the page and the result, enqueueing, "
                "waiting, crossings between the roles); latency: one image "
                "until its output is in the caller's image; period: a batch's time per image (its busiest queue)\n");
-    for (int s = 0; s < algo->n_stages; s++) {
-        const char *name = algo->stages[s].name;
-        double cal = costs->calib_work[s];
-        switch (costs->work_source[s]) {
-        case DB_PLAN_WORK_NONE:
-            break;
-        case DB_PLAN_WORK_CALIBRATION:
-            fprintf(f, "work: %s predicted at the calibration pages' %.2f passes; a page's content may take "
-                    "more or fewer (runs with --history learn it)\n", name, cal);
-            break;
-        case DB_PLAN_WORK_HISTORY:
-            fprintf(f, "work: %s predicted at %.2f passes, the median of the last %d runs' pages (calibration "
-                    "pages %.2f)\n", name, costs->work[s], costs->work_runs[s], cal);
-            break;
-        case DB_PLAN_WORK_PAGE:
-            fprintf(f, "work: %s predicted at %.2f passes, this page's (calibration pages %.2f)\n", name,
-                    costs->work[s], cal);
-            break;
+    for (int s = 0; s < algo->n_stages; s++)
+        for (int r = 0; r < DB_ROLE_COUNT; r++) {
+            char name[64];
+            if (!work_name(costs, s, (db_role)r, name, sizeof name))
+                continue;
+            double cal = costs->calib_work[s][r];
+            switch (costs->work_source[s][r]) {
+            case DB_PLAN_WORK_NONE:
+                break;
+            case DB_PLAN_WORK_CALIBRATION:
+                fprintf(f, "work: %s predicted at the calibration pages' %.2f passes; a page's content may take "
+                        "more or fewer (runs with --history learn it)\n", name, cal);
+                break;
+            case DB_PLAN_WORK_HISTORY:
+                fprintf(f, "work: %s predicted at %.2f passes, the median of the last %d runs' pages (calibration "
+                        "pages %.2f)\n", name, costs->work[s][r], costs->work_runs[s][r], cal);
+                break;
+            case DB_PLAN_WORK_PAGE:
+                fprintf(f, "work: %s predicted at %.2f passes, this page's (calibration pages %.2f)\n", name,
+                        costs->work[s][r], cal);
+                break;
+            }
         }
-    }
     for (int s = 0; s < algo->n_stages; s++)
         for (int r = 0; r < DB_ROLE_COUNT; r++)
             if (costs->history_runs[s][r] >= DB_HISTORY_MIN)
@@ -761,7 +789,11 @@ void db_plan_explain_measured(const db_plan_costs *costs, const db_map *map, con
 void db_plan_print_page_work(const db_plan_costs *costs, FILE *f)
 {
     for (int s = 0; s < costs->algo->n_stages; s++)
-        if (costs->work_source[s] == DB_PLAN_WORK_PAGE)
-            fprintf(f, "  %s predicted at this page's %.2f passes (calibration pages %.2f)\n",
-                    costs->algo->stages[s].name, costs->work[s], costs->calib_work[s]);
+        for (int r = 0; r < DB_ROLE_COUNT; r++) {
+            char name[64];
+            if (work_name(costs, s, (db_role)r, name, sizeof name) &&
+                costs->work_source[s][r] == DB_PLAN_WORK_PAGE)
+                fprintf(f, "  %s predicted at this page's %.2f passes (calibration pages %.2f)\n", name,
+                        costs->work[s][r], costs->calib_work[s][r]);
+        }
 }

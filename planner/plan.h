@@ -111,10 +111,12 @@ typedef struct db_plan_costs {
     int history_runs[DB_MAX_STAGES][DB_ROLE_COUNT];      /* the runs it came from (history.h) */
     bool modelled[DB_MAX_STAGES][DB_ROLE_COUNT];         /* stage_ms came from stage_model (calibrated) */
     db_cost_model stage_model[DB_MAX_STAGES][DB_ROLE_COUNT];
-    db_plan_work work_source[DB_MAX_STAGES];             /* where work[] comes from */
-    double work[DB_MAX_STAGES];    /* the work assumed of the page (0 with NONE and CALIBRATION) */
-    double calib_work[DB_MAX_STAGES]; /* the calibration pages' work (a calibrated row's), 0 if none */
-    int work_runs[DB_MAX_STAGES];  /* with HISTORY: the runs it is the median of */
+    /* The work of stages whose cost follows the content, per role: the same on
+    ** both roles unless the stage counts it by role (db_stage_work.by_role). */
+    db_plan_work work_source[DB_MAX_STAGES][DB_ROLE_COUNT]; /* where work[][] comes from */
+    double work[DB_MAX_STAGES][DB_ROLE_COUNT];       /* assumed of the page (0 with NONE and CALIBRATION) */
+    double calib_work[DB_MAX_STAGES][DB_ROLE_COUNT]; /* the calibration pages' (the row's), 0 if none */
+    int work_runs[DB_MAX_STAGES][DB_ROLE_COUNT];     /* with HISTORY: the runs it is the median of */
     char notes[DB_PLAN_MAX_NOTES][DB_PLAN_NOTE]; /* missing or stale entries, with the fix */
     int n_notes;
 } db_plan_costs;
@@ -170,9 +172,11 @@ db_status db_plan_costs_load(db_plan_costs *costs, const char *path, const db_co
                              const db_job *job, int width, int height, int channels);
 
 /* Predicts the calibrated stages whose cost follows the content at the work
-** a run of this page did, from its `report` (the same under every map and
-** device): what each map costs for this page, once it is known. */
-void db_plan_costs_set_page_work(db_plan_costs *costs, const db_report *report);
+** a run of this page under `map` did, from its `report`: what each map costs
+** for this page, once it is known. A stage that counts its work by role
+** learns only the role it ran on; call again with another map's run for the
+** other. */
+void db_plan_costs_set_page_work(db_plan_costs *costs, const db_map *map, const db_report *report);
 
 /* Writes one line per stage predicted at the page's work (db_plan_costs_set_page_work):
 ** "  <stage> predicted at this page's <w> passes (calibration pages <w>)". */

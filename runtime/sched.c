@@ -38,6 +38,7 @@ db_device *db_stage_device(db_stage_run *run) { return run->dev; }
 int db_stage_width(const db_stage_run *run) { return run->in->width; }
 int db_stage_height(const db_stage_run *run) { return run->in->height; }
 int db_stage_channels(const db_stage_run *run) { return run->in->channels; }
+int db_stage_commands(const db_stage_run *run) { return run->launched; }
 const db_job *db_stage_job(const db_stage_run *run) { return run->job; }
 
 cl_mem db_stage_in(db_stage_run *run, int port)

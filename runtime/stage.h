@@ -80,6 +80,17 @@ typedef struct db_report {
 
 typedef struct db_stage_run db_stage_run;
 
+/* The work of a stage whose cost follows the page's content (db_stage.work). */
+typedef struct db_stage_work {
+    /* The work a run on `role` did, from its report, in passes over the page;
+    ** 0 when the report does not say. */
+    double (*count)(const struct db_job *job, int width, int height, db_role role, const db_report *report);
+    /* The roles' implementations count different work (Howe's cut: the CPU's
+    ** search steps, the GPU's launches), so a run on one role says nothing of
+    ** the other's. 0: the work is the same on every role (the report is). */
+    int by_role;
+} db_stage_work;
+
 /* One implementation of a stage on one role: enqueues its work and returns DB_OK. */
 typedef db_status (*db_stage_fn)(db_stage_run *run);
 
@@ -98,11 +109,10 @@ typedef struct db_stage {
     ** invalidates its calibration (planner/calib.h). */
     const char *sources;
     /* For a stage whose cost follows the page's content as well as its size
-    ** (a loop until convergence): the work a run did, from its report, in
-    ** passes over the page, the same on every device (the report is). The
-    ** planner scales the stage's cost by it (planner/cost.h). NULL: the cost
-    ** follows the size alone. */
-    double (*work)(const struct db_job *job, int width, int height, const db_report *report);
+    ** (a loop until convergence): how to read the work a run did from its
+    ** report. The planner scales the stage's cost by it (planner/cost.h).
+    ** NULL: the cost follows the size alone. */
+    const struct db_stage_work *work;
 } db_stage;
 
 /* An algorithm: a small DAG of stages over data items. Item `input` is the
@@ -150,6 +160,10 @@ db_device *db_stage_device(db_stage_run *run);
 int db_stage_width(const db_stage_run *run);
 int db_stage_height(const db_stage_run *run);
 int db_stage_channels(const db_stage_run *run);
+
+/* The commands the stage has enqueued so far: the work of a stage that decides
+** on the host how often to launch (the graph cut's push-relabel rounds). */
+int db_stage_commands(const db_stage_run *run);
 
 /* The job (parameters, variant, gray rule). */
 const db_job *db_stage_job(const db_stage_run *run);

@@ -280,7 +280,7 @@ static void test_rows(void)
 
 /* Work: rows without it (version 1) still load; the factor compares each run
 ** with the model at that run's work; the expected work is the median over
-** every device and role of one stage's kernels. */
+** every device and role of one stage's kernels, or over one role's. */
 static void test_work(void)
 {
     char path[256];
@@ -293,7 +293,7 @@ static void test_work(void)
           db_error_message());
     db_history_run k = row("kmeans", DB_ROLE_CPU, HASH_A, 1000, 1);
     double w = -1;
-    CHECK(db_history_work(&h, &k.key, &w) == 0 && w == 0, "a row without work counts for none: %g", w);
+    CHECK(db_history_work(&h, &k.key, false, &w) == 0 && w == 0, "a row without work counts for none: %g", w);
 
     /* Model: 1 + 1e-3 ms a pixel at 4 passes. Runs at 8 passes that take
     ** 1 + 2e-3 * pixels are as predicted: factor 1. */
@@ -314,7 +314,7 @@ static void test_work(void)
     double f = 0;
     CHECK(db_history_factor(&h, &k.key, &m, &f) == 3 && fabs(f - 1) < 1e-12, "factor at the runs' work: %g", f);
     /* Expected work: kmeans with HASH_A on either role: {8, 8, 8}. */
-    CHECK(db_history_work(&h, &k.key, &w) == 3 && w == 8, "expected work %g", w);
+    CHECK(db_history_work(&h, &k.key, false, &w) == 3 && w == 8, "expected work %g", w);
     db_history_run more[2] = {row("kmeans", DB_ROLE_GPU, HASH_A, 1000, 1), row("kmeans", DB_ROLE_GPU, HASH_A, 1000, 1)};
     snprintf(more[0].key.algo, sizeof more[0].key.algo, "hbk");
     snprintf(more[1].key.algo, sizeof more[1].key.algo, "hbk");
@@ -322,9 +322,14 @@ static void test_work(void)
     more[1].work = 30;
     CHECK(db_history_append(path, more, 2) == DB_OK && db_history_load(&h, path) == DB_OK, "more rows");
     /* {8, 8, 8, 20, 30}: the median is 8; with one more at 30, (8 + 20) / 2. */
-    CHECK(db_history_work(&h, &k.key, &w) == 5 && w == 8, "median of five: %g", w);
+    CHECK(db_history_work(&h, &k.key, false, &w) == 5 && w == 8, "median of five: %g", w);
     CHECK(db_history_append(path, more + 1, 1) == DB_OK && db_history_load(&h, path) == DB_OK, "one more");
-    CHECK(db_history_work(&h, &k.key, &w) == 6 && w == 14, "median of six: %g", w);
+    CHECK(db_history_work(&h, &k.key, false, &w) == 6 && w == 14, "median of six: %g", w);
+    /* A stage that counts its work by role: the CPU's rows alone are {8, 8},
+    ** too few; the GPU's {8, 20, 30, 30} give (20 + 30) / 2. */
+    CHECK(db_history_work(&h, &k.key, true, &w) == 2 && w == 0, "cpu rows only: %g", w);
+    k.key.role = DB_ROLE_GPU;
+    CHECK(db_history_work(&h, &k.key, true, &w) == 4 && w == 25, "gpu rows only: %g", w);
     db_history_free(&h);
 }
 

@@ -763,8 +763,8 @@ static void test_work(void)
     db_plan_costs c;
     CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, hbk, &job, w, h, 3) == DB_OK && c.n_notes == 0,
           "from calib: %d notes", c.n_notes);
-    CHECK(c.work_source[0] == DB_PLAN_WORK_CALIBRATION && c.calib_work[0] == 4 &&
-              c.work_source[1] == DB_PLAN_WORK_NONE && near(c.stage_ms[0][DB_ROLE_CPU], 6) &&
+    CHECK(c.work_source[0][DB_ROLE_CPU] == DB_PLAN_WORK_CALIBRATION && c.calib_work[0][DB_ROLE_CPU] == 4 &&
+              c.work_source[1][DB_ROLE_CPU] == DB_PLAN_WORK_NONE && near(c.stage_ms[0][DB_ROLE_CPU], 6) &&
               near(c.stage_ms[0][DB_ROLE_GPU], 1),
           "at the calibration's work: %g %g", c.stage_ms[0][DB_ROLE_CPU], c.stage_ms[0][DB_ROLE_GPU]);
     CHECK(strstr(explain_text(&c), "work: kmeans predicted at the calibration pages' 4.00 passes"),
@@ -786,7 +786,8 @@ static void test_work(void)
     hist.runs = runs;
     hist.n = hist.cap = 3;
     CHECK(db_plan_costs_from_calib(&c, &calib, &hist, ctx, hbk, &job, w, h, 3) == DB_OK &&
-              c.work_source[0] == DB_PLAN_WORK_HISTORY && c.work[0] == 8 && c.work_runs[0] == 3 &&
+              c.work_source[0][DB_ROLE_GPU] == DB_PLAN_WORK_HISTORY && c.work[0][DB_ROLE_GPU] == 8 &&
+              c.work_runs[0][DB_ROLE_GPU] == 3 &&
               near(c.stage_ms[0][DB_ROLE_CPU], 11) && near(c.stage_ms[0][DB_ROLE_GPU], 1.5) &&
               near(c.stage_ms[1][DB_ROLE_CPU], 0.2),
           "at the history's work: %g %g", c.stage_ms[0][DB_ROLE_CPU], c.stage_ms[0][DB_ROLE_GPU]);
@@ -798,8 +799,10 @@ static void test_work(void)
     db_report report = {.n = hbk->n_report_fields, .fields = hbk->report_fields};
     for (int i = 0; i < report.n; i++)
         report.values[i] = !strcmp(hbk->report_fields[i].name, "local_passes") ? 336 : 1;
-    db_plan_costs_set_page_work(&c, &report);
-    CHECK(c.work_source[0] == DB_PLAN_WORK_PAGE && c.work[0] == 12 && near(c.stage_ms[0][DB_ROLE_CPU], 16) &&
+    db_map cpu = map_of(hbk, "cpu");
+    db_plan_costs_set_page_work(&c, &cpu, &report);
+    CHECK(c.work_source[0][DB_ROLE_GPU] == DB_PLAN_WORK_PAGE && c.work[0][DB_ROLE_GPU] == 12 &&
+              near(c.stage_ms[0][DB_ROLE_CPU], 16) &&
               near(c.stage_ms[0][DB_ROLE_GPU], 2) && near(c.stage_ms[1][DB_ROLE_GPU], 0.1),
           "at the page's work: %g %g", c.stage_ms[0][DB_ROLE_CPU], c.stage_ms[0][DB_ROLE_GPU]);
     CHECK(strstr(explain_text(&c), "work: kmeans predicted at 12.00 passes, this page's (calibration pages 4.00)"),
@@ -810,14 +813,103 @@ static void test_work(void)
     for (int i = 0; i < calib.n_stages; i++)
         calib.stages[i].model.work = 0;
     CHECK(db_plan_costs_from_calib(&c, &calib, &hist, ctx, hbk, &job, w, h, 3) == DB_OK &&
-              c.work_source[0] == DB_PLAN_WORK_NONE && near(c.stage_ms[0][DB_ROLE_CPU], 6) &&
+              c.work_source[0][DB_ROLE_CPU] == DB_PLAN_WORK_NONE && near(c.stage_ms[0][DB_ROLE_CPU], 6) &&
               notes_with(&c, "kmeans on the cpu role", "calibrated without its work") == 1 &&
               notes_with(&c, "kmeans on the gpu role", "docbin-bench --calibrate") == 1 && c.n_notes == 2,
           "rows without work: %g, %d notes", c.stage_ms[0][DB_ROLE_CPU], c.n_notes);
-    db_plan_costs_set_page_work(&c, &report);
-    CHECK(c.work_source[0] == DB_PLAN_WORK_NONE && near(c.stage_ms[0][DB_ROLE_CPU], 6) &&
+    db_plan_costs_set_page_work(&c, &cpu, &report);
+    CHECK(c.work_source[0][DB_ROLE_CPU] == DB_PLAN_WORK_NONE && near(c.stage_ms[0][DB_ROLE_CPU], 6) &&
               !strstr(explain_text(&c), "passes"),
           "rows without work, a page's work: %g", c.stage_ms[0][DB_ROLE_CPU]);
+    ctx->role[DB_ROLE_GPU]->info.host_unified = unified;
+    db_calib_free(&calib);
+    db_context_close(ctx);
+}
+
+/* A stage whose roles count different work: Howe's graphcut, on the 100x50
+** page, calibrated on the cpu at 100 steps a pixel (a 2, b 1e-3: 7 ms) and on
+** the gpu at 400 commands (a 0.5, b 1e-4: 1 ms); laplacian and canny are free. */
+static void test_work_by_role(void)
+{
+    db_context *ctx = test_open_context();
+    bool unified = ctx->role[DB_ROLE_GPU]->info.host_unified;
+    ctx->role[DB_ROLE_GPU]->info.host_unified = true;
+    const db_algo *howe = db_algo_find("howe");
+    db_job job;
+    db_job_defaults(howe, &job);
+    const int w = 100, h = 50;
+    db_calib calib;
+    db_calib_init(&calib);
+    put_free_plumbing(&calib, ctx, howe);
+    const double a[2] = {2, 0.5}, b[2] = {1e-3, 1e-4}, calib_work[2] = {100, 400};
+    for (int r = 0; r < DB_ROLE_COUNT; r++)
+        for (int s = 0; s < 3; s++) {
+            db_calib_stage e = row(ctx->role[r], howe, s, (db_role)r, "-", s == 2 ? a[r] : 0, s == 2 ? b[r] : 0);
+            e.model.work = s == 2 ? calib_work[r] : 0;
+            CHECK(db_calib_put_stage(&calib, &e) == DB_OK, "put: %s", db_error_message());
+        }
+    db_plan_costs c;
+    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, howe, &job, w, h, 1) == DB_OK && c.n_notes == 0 &&
+              near(c.stage_ms[2][DB_ROLE_CPU], 7) && near(c.stage_ms[2][DB_ROLE_GPU], 1),
+          "at the calibration's work: %g %g (%d notes)", c.stage_ms[2][DB_ROLE_CPU], c.stage_ms[2][DB_ROLE_GPU],
+          c.n_notes);
+    const char *text = explain_text(&c);
+    CHECK(strstr(text, "work: graphcut on cpu predicted at the calibration pages' 100.00 passes") &&
+              strstr(text, "work: graphcut on gpu predicted at the calibration pages' 400.00 passes"),
+          "explain: %s", text);
+
+    /* Three gpu runs of another device at 800 commands: the gpu is expected
+    ** at 800 (1.5 ms), the cpu still at its calibration's 100 steps. */
+    db_history hist;
+    db_history_init(&hist);
+    db_history_run runs[3];
+    for (int i = 0; i < 3; i++) {
+        memset(&runs[i], 0, sizeof runs[i]);
+        runs[i].key = row(ctx->role[DB_ROLE_GPU], howe, 2, DB_ROLE_GPU, "-", 0, 0);
+        snprintf(runs[i].key.device, sizeof runs[i].key.device, "0123456789abcdef");
+        runs[i].pixels = 5000;
+        runs[i].ms = 1;
+        runs[i].work = 800;
+    }
+    hist.runs = runs;
+    hist.n = hist.cap = 3;
+    CHECK(db_plan_costs_from_calib(&c, &calib, &hist, ctx, howe, &job, w, h, 1) == DB_OK &&
+              c.work_source[2][DB_ROLE_GPU] == DB_PLAN_WORK_HISTORY && c.work[2][DB_ROLE_GPU] == 800 &&
+              c.work_source[2][DB_ROLE_CPU] == DB_PLAN_WORK_CALIBRATION && near(c.stage_ms[2][DB_ROLE_CPU], 7) &&
+              near(c.stage_ms[2][DB_ROLE_GPU], 1.5),
+          "at the gpu history's work: %g %g", c.stage_ms[2][DB_ROLE_CPU], c.stage_ms[2][DB_ROLE_GPU]);
+
+    /* A run with the cut on the gpu took 600 commands: the gpu's 1.25 ms; the
+    ** cpu learns nothing from it. Then one with the cut on the cpu, 750000
+    ** steps (150 a pixel): the cpu's 9.5 ms. */
+    db_report report = {.n = howe->n_report_fields, .fields = howe->report_fields};
+    for (int i = 0; i < report.n; i++)
+        report.values[i] = !strcmp(howe->report_fields[i].name, "cut_commands") ? 600
+                           : !strcmp(howe->report_fields[i].name, "cut_steps")  ? 0
+                                                                                : 1;
+    db_map gpu_cut = map_of(howe, "cpu,cpu,gpu"), cpu_cut = map_of(howe, "gpu,gpu,cpu");
+    db_plan_costs_set_page_work(&c, &gpu_cut, &report);
+    CHECK(c.work_source[2][DB_ROLE_GPU] == DB_PLAN_WORK_PAGE && c.work[2][DB_ROLE_GPU] == 600 &&
+              near(c.stage_ms[2][DB_ROLE_GPU], 1.25) && c.work_source[2][DB_ROLE_CPU] == DB_PLAN_WORK_CALIBRATION &&
+              near(c.stage_ms[2][DB_ROLE_CPU], 7),
+          "after a gpu cut: %g %g", c.stage_ms[2][DB_ROLE_CPU], c.stage_ms[2][DB_ROLE_GPU]);
+    /* The gpu-cut report read as if the cut ran on the cpu says nothing. */
+    db_plan_costs_set_page_work(&c, &cpu_cut, &report);
+    CHECK(c.work_source[2][DB_ROLE_CPU] == DB_PLAN_WORK_CALIBRATION && near(c.stage_ms[2][DB_ROLE_CPU], 7),
+          "a gpu cut's report under a cpu-cut map: %g", c.stage_ms[2][DB_ROLE_CPU]);
+    for (int i = 0; i < report.n; i++)
+        report.values[i] = !strcmp(howe->report_fields[i].name, "cut_steps")      ? 750000
+                           : !strcmp(howe->report_fields[i].name, "cut_commands") ? 0
+                                                                                  : 1;
+    db_plan_costs_set_page_work(&c, &cpu_cut, &report);
+    CHECK(c.work_source[2][DB_ROLE_CPU] == DB_PLAN_WORK_PAGE && c.work[2][DB_ROLE_CPU] == 150 &&
+              near(c.stage_ms[2][DB_ROLE_CPU], 9.5) && c.work[2][DB_ROLE_GPU] == 600 &&
+              near(c.stage_ms[2][DB_ROLE_GPU], 1.25),
+          "after a cpu cut: %g %g", c.stage_ms[2][DB_ROLE_CPU], c.stage_ms[2][DB_ROLE_GPU]);
+    text = explain_text(&c);
+    CHECK(strstr(text, "work: graphcut on cpu predicted at 150.00 passes, this page's (calibration pages 100.00)") &&
+              strstr(text, "work: graphcut on gpu predicted at 600.00 passes, this page's (calibration pages 400.00)"),
+          "explain: %s", text);
     ctx->role[DB_ROLE_GPU]->info.host_unified = unified;
     db_calib_free(&calib);
     db_context_close(ctx);
@@ -924,6 +1016,7 @@ int main(void)
     test_unknown();
     test_from_calib();
     test_work();
+    test_work_by_role();
     test_after_others();
     return test_result("plan");
 }

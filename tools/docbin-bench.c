@@ -338,7 +338,7 @@ static db_status print_predictions(const db_bench *b, db_context *ctx, const db_
                img->height);
         /* The choice above is the planner's before any run of the page; the
         ** predictions below know the work its content took (db_stage.work). */
-        db_plan_costs_set_page_work(costs, &b->reports[i]);
+        db_bench_set_page_work(b, i, -1, costs);
         db_plan_print_page_work(costs, stdout);
         if (choice.fallback) {
             char line[1024];

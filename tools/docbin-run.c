@@ -600,7 +600,7 @@ int main(int argc, char **argv)
             code = fail(st);
         if (explain) {
             /* Beside what it measured, what the page's own work predicts. */
-            db_plan_costs_set_page_work(costs, &report);
+            db_plan_costs_set_page_work(costs, &map, &report);
             db_plan_explain_measured(costs, &map, prof, -1, stderr);
         }
     }
