@@ -741,6 +741,39 @@ static void put_free_plumbing(db_calib *calib, const db_context *ctx, const db_a
     }
 }
 
+/* A calibration of `algo` with free plumbing (put_free_plumbing) and a row for
+** every stage s on every role r: a = ab[s][r][0], b = ab[s][r][1] at work[s][r]. */
+static void put_work_rows(db_calib *calib, const db_context *ctx, const db_algo *algo,
+                          const double (*ab)[DB_ROLE_COUNT][2], const double (*work)[DB_ROLE_COUNT])
+{
+    db_calib_init(calib);
+    put_free_plumbing(calib, ctx, algo);
+    for (int r = 0; r < DB_ROLE_COUNT; r++)
+        for (int s = 0; s < algo->n_stages; s++) {
+            db_calib_stage e = row(ctx->role[r], algo, s, (db_role)r, "-", ab[s][r][0], ab[s][r][1]);
+            e.model.work = work[s][r];
+            CHECK(db_calib_put_stage(calib, &e) == DB_OK, "put: %s", db_error_message());
+        }
+}
+
+/* Three history rows of stage s on `role` of a device other than ctx's: 5000
+** pixels, 1 ms each (so no factor for ctx's devices), at work[0..2]. */
+static void other_device_runs(db_history *hist, db_history_run runs[3], const db_context *ctx,
+                              const db_algo *algo, int s, db_role role, const double work[3])
+{
+    for (int i = 0; i < 3; i++) {
+        memset(&runs[i], 0, sizeof runs[i]);
+        runs[i].key = row(ctx->role[role], algo, s, role, "-", 0, 0);
+        snprintf(runs[i].key.device, sizeof runs[i].key.device, "0123456789abcdef");
+        runs[i].pixels = 5000;
+        runs[i].ms = 1;
+        runs[i].work = work[i];
+    }
+    db_history_init(hist);
+    hist->runs = runs;
+    hist->n = hist->cap = 3;
+}
+
 static void test_work(void)
 {
     db_context *ctx = test_open_context();
@@ -751,15 +784,8 @@ static void test_work(void)
     db_job_defaults(hbk, &job);
     const int w = 100, h = 50;
     db_calib calib;
-    db_calib_init(&calib);
-    put_free_plumbing(&calib, ctx, hbk);
-    const double ab[2][2][2] = {{{1, 1e-3}, {0.5, 1e-4}}, {{0.2, 0}, {0.1, 0}}};
-    for (int r = 0; r < DB_ROLE_COUNT; r++)
-        for (int s = 0; s < 2; s++) {
-            db_calib_stage e = row(ctx->role[r], hbk, s, (db_role)r, "-", ab[s][r][0], ab[s][r][1]);
-            e.model.work = s == 0 ? 4 : 0;
-            CHECK(db_calib_put_stage(&calib, &e) == DB_OK, "put: %s", db_error_message());
-        }
+    const double ab[2][2][2] = {{{1, 1e-3}, {0.5, 1e-4}}, {{0.2, 0}, {0.1, 0}}}, work[2][2] = {{4, 4}, {0, 0}};
+    put_work_rows(&calib, ctx, hbk, ab, work);
     db_plan_costs c;
     CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, hbk, &job, w, h, 3) == DB_OK && c.n_notes == 0,
           "from calib: %d notes", c.n_notes);
@@ -773,18 +799,8 @@ static void test_work(void)
     /* Three runs of another device at 8 passes: the next page is expected at
     ** 8 on both roles (no factor: those runs are not of these devices). */
     db_history hist;
-    db_history_init(&hist);
     db_history_run runs[3];
-    for (int i = 0; i < 3; i++) {
-        memset(&runs[i], 0, sizeof runs[i]);
-        runs[i].key = row(ctx->role[DB_ROLE_CPU], hbk, 0, DB_ROLE_CPU, "-", 0, 0);
-        snprintf(runs[i].key.device, sizeof runs[i].key.device, "0123456789abcdef");
-        runs[i].pixels = 5000;
-        runs[i].ms = 1;
-        runs[i].work = i == 1 ? 20 : 8;
-    }
-    hist.runs = runs;
-    hist.n = hist.cap = 3;
+    other_device_runs(&hist, runs, ctx, hbk, 0, DB_ROLE_CPU, (const double[3]){8, 20, 8});
     CHECK(db_plan_costs_from_calib(&c, &calib, &hist, ctx, hbk, &job, w, h, 3) == DB_OK &&
               c.work_source[0][DB_ROLE_GPU] == DB_PLAN_WORK_HISTORY && c.work[0][DB_ROLE_GPU] == 8 &&
               c.work_runs[0][DB_ROLE_GPU] == 3 &&
@@ -839,15 +855,9 @@ static void test_work_by_role(void)
     db_job_defaults(howe, &job);
     const int w = 100, h = 50;
     db_calib calib;
-    db_calib_init(&calib);
-    put_free_plumbing(&calib, ctx, howe);
-    const double a[2] = {2, 0.5}, b[2] = {1e-3, 1e-4}, calib_work[2] = {100, 400};
-    for (int r = 0; r < DB_ROLE_COUNT; r++)
-        for (int s = 0; s < 3; s++) {
-            db_calib_stage e = row(ctx->role[r], howe, s, (db_role)r, "-", s == 2 ? a[r] : 0, s == 2 ? b[r] : 0);
-            e.model.work = s == 2 ? calib_work[r] : 0;
-            CHECK(db_calib_put_stage(&calib, &e) == DB_OK, "put: %s", db_error_message());
-        }
+    const double ab[3][2][2] = {{{0, 0}, {0, 0}}, {{0, 0}, {0, 0}}, {{2, 1e-3}, {0.5, 1e-4}}};
+    const double work[3][2] = {{0, 0}, {0, 0}, {100, 400}};
+    put_work_rows(&calib, ctx, howe, ab, work);
     db_plan_costs c;
     CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, howe, &job, w, h, 1) == DB_OK && c.n_notes == 0 &&
               near(c.stage_ms[2][DB_ROLE_CPU], 7) && near(c.stage_ms[2][DB_ROLE_GPU], 1),
@@ -861,18 +871,8 @@ static void test_work_by_role(void)
     /* Three gpu runs of another device at 800 commands: the gpu is expected
     ** at 800 (1.5 ms), the cpu still at its calibration's 100 steps. */
     db_history hist;
-    db_history_init(&hist);
     db_history_run runs[3];
-    for (int i = 0; i < 3; i++) {
-        memset(&runs[i], 0, sizeof runs[i]);
-        runs[i].key = row(ctx->role[DB_ROLE_GPU], howe, 2, DB_ROLE_GPU, "-", 0, 0);
-        snprintf(runs[i].key.device, sizeof runs[i].key.device, "0123456789abcdef");
-        runs[i].pixels = 5000;
-        runs[i].ms = 1;
-        runs[i].work = 800;
-    }
-    hist.runs = runs;
-    hist.n = hist.cap = 3;
+    other_device_runs(&hist, runs, ctx, howe, 2, DB_ROLE_GPU, (const double[3]){800, 800, 800});
     CHECK(db_plan_costs_from_calib(&c, &calib, &hist, ctx, howe, &job, w, h, 1) == DB_OK &&
               c.work_source[2][DB_ROLE_GPU] == DB_PLAN_WORK_HISTORY && c.work[2][DB_ROLE_GPU] == 800 &&
               c.work_source[2][DB_ROLE_CPU] == DB_PLAN_WORK_CALIBRATION && near(c.stage_ms[2][DB_ROLE_CPU], 7) &&
