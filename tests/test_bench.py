@@ -177,7 +177,10 @@ def main():
         path = os.path.join(perf, socket.gethostname() + '.calib')
         rc, out, err = run(['--calibrate', '--algo', 'otsu,sauvola'] + TINY, {'DOCBIN_PERF_DIR': perf})
         check(rc == 0, f'calibrate otsu,sauvola failed: {err}')
-        check(err == '', f'calibration wrote to stderr without a terminal: {err!r}')
+        # Without a terminal no progress line; the warning of a host whose speed moved during the
+        # calibration (a loaded test machine) is the one line allowed.
+        other = [l for l in err.splitlines() if not l.startswith('docbin: warning: the host copied ')]
+        check(other == [], f'calibration wrote to stderr without a terminal: {err!r}')
         check(os.path.exists(path), f'no calibration file at {path}')
         if os.path.exists(path):
             header, stages, transfers = read_calib(path)
