@@ -66,6 +66,11 @@ double db_bench_wall_ms(const db_bench *b, int image, int map, int run)
     return b->wall_ms[run_index(b, image, map, run)];
 }
 
+double db_bench_copy_ms(const db_bench *b, int image, int map, int run)
+{
+    return b->copy_ms[run_index(b, image, map, run)];
+}
+
 void db_bench_free(db_bench *b)
 {
     if (b->image_names)
@@ -77,6 +82,7 @@ void db_bench_free(db_bench *b)
     free(b->height);
     free(b->stage_ms);
     free(b->wall_ms);
+    free(b->copy_ms);
     free(b->reports);
     memset(b, 0, sizeof *b);
 }
@@ -96,8 +102,10 @@ static db_status bench_alloc(db_bench *b, const db_bench_options *o)
     b->height = malloc((size_t)o->n_images * sizeof *b->height);
     b->stage_ms = calloc(n_runs * DB_MAX_STAGES, sizeof *b->stage_ms);
     b->wall_ms = calloc(n_runs, sizeof *b->wall_ms);
+    b->copy_ms = calloc(n_runs, sizeof *b->copy_ms);
     b->reports = calloc((size_t)o->n_images * (size_t)o->n_maps, sizeof *b->reports);
-    if (!b->maps || !b->image_names || !b->width || !b->height || !b->stage_ms || !b->wall_ms || !b->reports)
+    if (!b->maps || !b->image_names || !b->width || !b->height || !b->stage_ms || !b->wall_ms || !b->copy_ms ||
+        !b->reports)
         goto nomem;
     memcpy(b->maps, o->maps, (size_t)o->n_maps * sizeof *b->maps);
     for (int i = 0; i < o->n_images; i++) {
@@ -113,7 +121,7 @@ nomem:
                    o->n_maps);
 }
 
-/* Copies every run's stage spans and wall time of one cell out of its profile. */
+/* Copies every run's stage spans, copy time and wall time of one cell out of its profile. */
 static db_status collect(db_bench *b, int image, int map, const db_profile *prof)
 {
     const db_algo *algo = b->algo;
@@ -129,6 +137,9 @@ static db_status collect(db_bench *b, int image, int map, const db_profile *prof
                 if (rows[i].kind == DB_REC_KERNEL && rows[i].role == b->maps[map].role[s] &&
                     !strcmp(rows[i].stage, algo->stages[s].name))
                     b->stage_ms[at * DB_MAX_STAGES + (size_t)s] = rows[i].span_ms;
+        for (int i = 0; i < n; i++)
+            if (rows[i].kind != DB_REC_KERNEL)
+                b->copy_ms[at] += rows[i].busy_ms;
         b->wall_ms[at] = db_profile_run_wall_ms(prof, run);
     }
     return DB_OK;
@@ -218,7 +229,7 @@ db_status db_bench_run(db_context *ctx, const db_bench_options *o, db_bench *b)
     return st;
 }
 
-db_status db_bench_summary(const db_bench *b, int image, int map, db_box *stage, db_box *total)
+db_status db_bench_summary(const db_bench *b, int image, int map, db_box *stage, db_box *copies, db_box *total)
 {
     double v[DB_PROFILE_MAX_RUNS];
     for (int s = 0; s < b->algo->n_stages; s++) {
@@ -228,6 +239,11 @@ db_status db_bench_summary(const db_bench *b, int image, int map, db_box *stage,
         if (st != DB_OK)
             return st;
     }
+    for (int r = 1; r <= b->runs; r++)
+        v[r - 1] = db_bench_copy_ms(b, image, map, r);
+    db_status st = db_box_stats(v, b->runs, copies);
+    if (st != DB_OK)
+        return st;
     for (int r = 1; r <= b->runs; r++)
         v[r - 1] = db_bench_wall_ms(b, image, map, r);
     return db_box_stats(v, b->runs, total);
@@ -341,6 +357,8 @@ db_status db_bench_write_csv(const db_bench *b, const char *path)
                     fprintf(f, "%s,%s,%.17g\n", b->algo->stages[s].name, db_role_name(b->maps[m].role[s]),
                             db_bench_stage_ms(b, i, m, r, s));
                 }
+                csv_prefix(f, b, i, map_text, r);
+                fprintf(f, "copies,-,%.17g\n", db_bench_copy_ms(b, i, m, r));
                 csv_prefix(f, b, i, map_text, r);
                 fprintf(f, "total,-,%.17g\n", db_bench_wall_ms(b, i, m, r));
             }

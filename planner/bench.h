@@ -76,6 +76,8 @@ typedef struct db_bench {
     int *width, *height;         /* per image */
     double *stage_ms;            /* [image][map][run][stage]: span in ms, 0 if the stage enqueued nothing */
     double *wall_ms;             /* [image][map][run] */
+    double *copy_ms;             /* [image][map][run]: its copies between the host and the devices, their
+                                 ** device times summed (maps of shared memory too, near 0) */
     db_report *reports;          /* [image][map]: the warm-up run's report */
 } db_bench;
 
@@ -92,9 +94,13 @@ double db_bench_stage_ms(const db_bench *bench, int image, int map, int run, int
 /* The wall time of run `run` (0 = warm-up) of cell (image, map). */
 double db_bench_wall_ms(const db_bench *bench, int image, int map, int run);
 
+/* The copies of run `run` (0 = warm-up) of cell (image, map): db_bench.copy_ms. */
+double db_bench_copy_ms(const db_bench *bench, int image, int map, int run);
+
 /* Box-plot figures of cell (image, map) over its timed runs: one box per stage
-** in stage[0..algo->n_stages-1], and the wall time in `total`. */
-db_status db_bench_summary(const db_bench *bench, int image, int map, db_box *stage, db_box *total);
+** in stage[0..algo->n_stages-1], the copies in `copies`, the wall time in `total`. */
+db_status db_bench_summary(const db_bench *bench, int image, int map, db_box *stage, db_box *copies,
+                           db_box *total);
 
 /* What the planner would have learnt from the timed runs of image `image`
 ** under every map but map `skip` (-1: none): their history rows (history.h),
@@ -129,12 +135,14 @@ db_status db_bench_predict_after_others(const db_bench *bench, int image, int ma
 **   map           the map in --map syntax ("gpu,cpu,gpu", quoted)
 **   run           0..runs; run 0 is the warm-up run
 **   warmup        1 for run 0, else 0: summaries leave these rows out
-**   stage         a stage name, or "total" for the run's wall time
-**   role          the role the stage ran on, or "-" on the total row
+**   stage         a stage name, "copies" for the run's copies between the host
+**                 and the devices, or "total" for the run's wall time
+**   role          the role the stage ran on, or "-" on the copies and total rows
 **   ms            the stage's span (first kernel start to last kernel end on
-**                 its device) or the wall time (submission to result), in ms
-** One row per run per stage plus one total row: images x maps x (runs + 1) x
-** (stages + 1) rows after the header. */
+**                 its device), the copies' device times summed, or the wall
+**                 time (submission to result), in ms
+** One row per run per stage plus a copies and a total row: images x maps x
+** (runs + 1) x (stages + 2) rows after the header. */
 db_status db_bench_write_csv(const db_bench *bench, const char *path);
 
 /* Writes an SVG chart (planner/chart.c), atomically: one horizontal box per

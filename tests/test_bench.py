@@ -237,15 +237,17 @@ def main():
         n_maps = math.prod(len(roles) for _, roles in algos['otsu'][0])
         with open(csv_path, newline='') as f:
             rows = list(csv.DictReader(f))
-        check(len(rows) == n_maps * 2 * (runs + 1) * (len(stages) + 1),
-              f'CSV has {len(rows)} rows, expected {n_maps} maps x 2 images x {runs + 1} runs x {len(stages) + 1}')
+        check(len(rows) == n_maps * 2 * (runs + 1) * (len(stages) + 2),
+              f'CSV has {len(rows)} rows, expected {n_maps} maps x 2 images x {runs + 1} runs x {len(stages) + 2}')
         check(list(rows[0].keys()) == ['algo', 'image', 'width', 'height', 'map', 'run', 'warmup', 'stage', 'role',
                                        'ms'], f'CSV columns {list(rows[0].keys())}')
         maps = sorted({r['map'] for r in rows})
         check(len(maps) == n_maps, f'CSV has {len(maps)} maps, expected {n_maps}')
         check({r['image'] for r in rows} == {good, 'sample-80x60'}, 'CSV image names')
         for r in rows:
-            if r['stage'] != 'total':
+            if r['stage'] in ('copies', 'total'):
+                check(r['role'] == '-' and float(r['ms']) >= 0, f'{r["stage"]} row {r}')
+            else:
                 check(r['role'] == r['map'].split(',')[stages.index(r['stage'])], f'role of {r}')
             check(r['warmup'] == ('1' if r['run'] == '0' else '0'), f'warm-up flag of {r}')
         printed = parse_summary(out)
@@ -295,7 +297,7 @@ def main():
         copy_ms = 2 * max(0.0, lat + w * h / (bw * 1e6))
         crossing = {l.split()[3]: float(l.split()[4]) for l in open(path) if l.startswith('crossing ')}
         with open(pcsv, newline='') as f:
-            runs_csv = [r for r in csv.DictReader(f) if r['warmup'] == '0' and r['stage'] != 'total']
+            runs_csv = [r for r in csv.DictReader(f) if r['warmup'] == '0' and r['stage'] not in ('copies', 'total')]
 
         def fitted(s, r):
             return max(0.0, fit[(s, r)][0] + fit[(s, r)][1] * w * h)
@@ -324,7 +326,8 @@ def main():
         if rc == 0:
             with open(csv2, newline='') as f:
                 rows = list(csv.DictReader(f))
-            check(len(rows) == 2 * 1 * 2 * 4, f'sauvola CSV has {len(rows)} rows, expected 16')
+            # 2 maps x 1 image x 2 runs x (3 stages, copies, total)
+            check(len(rows) == 2 * 1 * 2 * 5, f'sauvola CSV has {len(rows)} rows, expected 20')
             root = ET.parse(svg2).getroot()
             labels = sorted(e.text for e in root.iter('{http://www.w3.org/2000/svg}text') if e.get('class') == 'label')
             check(labels == ['cpu,cpu,cpu', 'gpu,cpu,gpu'], f'sauvola SVG labels {labels}')

@@ -291,14 +291,15 @@ static void print_summary(const db_bench *b)
         for (int m = 0; m < b->n_maps; m++) {
             char text[128];
             db_map_format(&b->maps[m], text, sizeof text);
-            db_box stage[DB_MAX_STAGES], total;
-            if (db_bench_summary(b, i, m, stage, &total) != DB_OK)
+            db_box stage[DB_MAX_STAGES], copies, total;
+            if (db_bench_summary(b, i, m, stage, &copies, &total) != DB_OK)
                 continue;
             printf("%s %s (%dx%d) map %s: median (min - max) of %d runs\n", algo->name, b->image_names[i],
                    b->width[i], b->height[i], text, b->runs);
             for (int s = 0; s < algo->n_stages; s++)
                 printf("  %-12s %-4s %10.3f ms (%.3f - %.3f)\n", algo->stages[s].name,
                        db_role_name(b->maps[m].role[s]), stage[s].median, stage[s].min, stage[s].max);
+            printf("  %-12s %-4s %10.3f ms (%.3f - %.3f)\n", "copies", "-", copies.median, copies.min, copies.max);
             printf("  %-12s %-4s %10.3f ms (%.3f - %.3f)\n", "total", "-", total.median, total.min, total.max);
         }
 }
@@ -352,8 +353,8 @@ static db_status print_predictions(const db_bench *b, db_context *ctx, const db_
         int best = -1, picked = -1;
         double measured[MAX_MAPS];
         for (int m = 0; m < b->n_maps; m++) {
-            db_box stage[DB_MAX_STAGES], total;
-            if ((st = db_bench_summary(b, i, m, stage, &total)) != DB_OK)
+            db_box stage[DB_MAX_STAGES], copies, total;
+            if ((st = db_bench_summary(b, i, m, stage, &copies, &total)) != DB_OK)
                 break;
             measured[m] = total.median;
             char text[128];
