@@ -290,7 +290,9 @@ def main():
         check(rc == 0, f'bench --predict failed: {err}')
         _, calib_rows, _ = read_calib(path)
         fit = {(r[3], r[4]): (float(r[7]), float(r[8])) for r in calib_rows if r[2] == 'otsu'}
-        table = re.findall(r'^  ([a-z,]+) +([0-9.]+) +([0-9.]+) +[-+][0-9.]+% +([0-9.]+) +[-+][0-9.]+%$', out, re.M)
+        pct = r' +[-+][0-9.]+%'
+        num = r' +([0-9.]+)'
+        table = re.findall(r'^  ([a-z,]+)' + num + num + pct + num + pct + num + num + '$', out, re.M)
         check(len(table) == n_maps, f'--predict lists {len(table)} maps, expected {n_maps}: {out}')
         lat, bw = [float(l.split()[1]) for l in open(path) if l.startswith('staging ')][0], \
             [float(l.split()[2]) for l in open(path) if l.startswith('staging ')][0]
@@ -302,7 +304,15 @@ def main():
         def fitted(s, r):
             return max(0.0, fit[(s, r)][0] + fit[(s, r)][1] * w * h)
 
-        for m, predicted, _, after in table:
+        with open(pcsv, newline='') as f:
+            copies_csv = {r['map']: float(r['ms']) for r in csv.DictReader(f)
+                          if r['warmup'] == '0' and r['stage'] == 'copies' and r['image'] == good}
+        for m, predicted, _, after, copies_predicted, copies_measured in table:
+            # Both roles share host memory: no copy is predicted, and the measured column is the run's
+            # copies row of the CSV (one timed run).
+            check(float(copies_predicted) == 0 and abs(float(copies_measured) - copies_csv[m]) <= 6e-4,
+                  f'--predict {m}: copies {copies_predicted} predicted, {copies_measured} measured, '
+                  f'CSV {copies_csv[m]}')
             roles = m.split(',')
             want = copy_ms + sum(fitted(s, r) for s, r in zip(stages + ['host'], roles + roles[-1:]))
             want += sum(crossing[b] for a, b in zip(roles, roles[1:]) if a != b)

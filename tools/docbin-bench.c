@@ -40,14 +40,15 @@ static const char usage_text[] =
     "  -p, --param NAME=VALUE  set a parameter (repeatable), e.g. --param window=25\n"
     "      --variant NAME      stats variant: sliding (default), global, global-shared, shared\n"
     "      --sample-size WxH   add the built-in sample page at this size as an image (repeatable)\n"
-    "      --csv FILE          write every run: one row per stage plus a total row (README.md)\n"
+    "      --csv FILE          write every run: one row per stage, a copies and a total row (README.md)\n"
     "      --svg FILE          write a box plot of the wall time per map\n"
     "      --predict           also print the planner's predicted latency of each map beside the\n"
     "                          measured median (stages whose cost follows the content at the work\n"
     "                          the page took), and how the map --map auto picks before any run\n"
     "                          compares with the fastest measured one (calibration: --calib FILE\n"
     "                          or the default); and each map predicted again with the history that\n"
-    "                          the page's other maps' timed runs leave ('after others')\n"
+    "                          the page's other maps' timed runs leave ('after others'), and the\n"
+    "                          map's copies predicted and measured\n"
     "      --cpu-device SPEC   bind the cpu role (default $DOCBIN_CPU_DEVICE, else the first CPU)\n"
     "      --gpu-device SPEC   bind the gpu role (default $DOCBIN_GPU_DEVICE, else the largest GPU)\n"
     "                          SPEC: P:D indices, platform:type:name substrings, or a word of a\n"
@@ -348,8 +349,8 @@ static db_status print_predictions(const db_bench *b, db_context *ctx, const db_
             continue;
         }
         printf("  'after others': predicted from the calibration and the timed runs of this page's other maps\n");
-        printf("  %-24s %12s %12s %8s %14s %8s\n", "map", "predicted ms", "measured ms", "error", "after others",
-               "error");
+        printf("  %-24s %12s %12s %8s %14s %8s %12s %12s\n", "map", "predicted ms", "measured ms", "error",
+               "after others", "error", "copies pred.", "copies meas.");
         int best = -1, picked = -1;
         double measured[MAX_MAPS];
         for (int m = 0; m < b->n_maps; m++) {
@@ -364,9 +365,13 @@ static db_status print_predictions(const db_bench *b, db_context *ctx, const db_
             double others;
             if ((st = db_bench_predict_after_others(b, i, m, &calib, &file, ctx, job, img, after, &others)) != DB_OK)
                 break;
-            printf("  %-24s %12.3f %12.3f %+7.1f%% %14.3f %+7.1f%%\n", text, sim.latency_ms, total.median,
+            /* The copies apart: a map's miss may be its copies or its stages. */
+            char copies_predicted[32] = "?";
+            if (sim.copies_known)
+                snprintf(copies_predicted, sizeof copies_predicted, "%.3f", sim.transfer_ms);
+            printf("  %-24s %12.3f %12.3f %+7.1f%% %14.3f %+7.1f%% %12s %12.3f\n", text, sim.latency_ms, total.median,
                    100.0 * (sim.latency_ms - total.median) / total.median, others,
-                   100.0 * (others - total.median) / total.median);
+                   100.0 * (others - total.median) / total.median, copies_predicted, copies.median);
             if (best < 0 || total.median < measured[best])
                 best = m;
             if (!memcmp(b->maps[m].role, choice.map.role, sizeof choice.map.role[0] * (size_t)algo->n_stages))
