@@ -30,7 +30,7 @@ static const db_item items[N_ITEMS] = {
     [LAP2] = {"lap2", DB_ITEM_COMPUTED, 0, "2 x Laplacian per node, -1000 on bright background", lap2_size},
     [EDGES] = {"edges", DB_ITEM_PIXELS, 1, "Canny edges, 1 = edge", NULL},
     [BINARY] = {"binary", DB_ITEM_PIXELS, 1, "0 = ink, 255 = background", NULL},
-    [CUT] = {"cut", DB_ITEM_FIXED, CUT_VALUES * sizeof(cl_long), "cut status and flow value", NULL},
+    [CUT] = {"cut", DB_ITEM_FIXED, CUT_VALUES * sizeof(cl_long), "cut status, flow value and work", NULL},
 };
 
 /* The bias filters of spec §2: sigma 20, radii 60 ('mirror') and 50 ('none'). */

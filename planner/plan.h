@@ -179,7 +179,8 @@ db_status db_plan_costs_load(db_plan_costs *costs, const char *path, const db_co
 void db_plan_costs_set_page_work(db_plan_costs *costs, const db_map *map, const db_report *report);
 
 /* Writes one line per stage predicted at the page's work (db_plan_costs_set_page_work):
-** "  <stage> predicted at this page's <w> passes (calibration pages <w>)". */
+** "  <stage> predicted at this page's <w> passes (calibration pages <w>)", the
+** stage named "<stage> on <role>" when it counts its work by role. */
 void db_plan_print_page_work(const db_plan_costs *costs, FILE *f);
 
 /* Writes each note as one line "<prefix><note>" to f. */

@@ -82,8 +82,10 @@ typedef struct db_stage_run db_stage_run;
 
 /* The work of a stage whose cost follows the page's content (db_stage.work). */
 typedef struct db_stage_work {
-    /* The work a run on `role` did, from its report, in passes over the page;
-    ** 0 when the report does not say. */
+    /* The work a run on `role` did, from its report: passes over the page, or,
+    ** with by_role, the role's own count (Howe's cut: search steps per pixel
+    ** on the CPU, the commands it enqueued on the GPU); 0
+    ** when the report does not say. */
     double (*count)(const struct db_job *job, int width, int height, db_role role, const db_report *report);
     /* The roles' implementations count different work (Howe's cut: the CPU's
     ** search steps, the GPU's launches), so a run on one role says nothing of

@@ -954,7 +954,7 @@ static void test_after_others(void)
     char name[] = "page.png";
     char *names[1] = {name};
     int width[1] = {w}, height[1] = {h};
-    db_report reports[1] = {{0}};
+    db_report reports[MAPS] = {{0}}; /* one per map of the one image */
     db_bench b = {.algo = otsu, .n_maps = MAPS, .n_images = 1, .runs = RUNS, .order = DB_BENCH_INTERLEAVED,
                   .maps = maps, .image_names = names, .width = width, .height = height, .stage_ms = stage_ms,
                   .wall_ms = wall_ms, .reports = reports};
