@@ -84,11 +84,11 @@ typedef struct db_stage_run db_stage_run;
 typedef struct db_stage_work {
     /* The work a run on `role` did, from its report: passes over the page, or,
     ** with by_role, the role's own count (Howe's cut: search steps per pixel
-    ** on the CPU, the commands it enqueued on the GPU); 0
-    ** when the report does not say. */
+    ** on the CPU, the commands it enqueued on the GPU); 0 when the report does
+    ** not say. */
     double (*count)(const struct db_job *job, int width, int height, db_role role, const db_report *report);
     /* The roles' implementations count different work (Howe's cut: the CPU's
-    ** search steps, the GPU's launches), so a run on one role says nothing of
+    ** search steps, the GPU's commands), so a run on one role says nothing of
     ** the other's. 0: the work is the same on every role (the report is). */
     int by_role;
 } db_stage_work;
