@@ -5,7 +5,8 @@ Reads the "predicted and measured latency" blocks that `docbin-bench --predict`
 prints and writes Markdown: the map --map auto picks against the fastest
 measured map, and per algorithm and image how many maps are predicted within
 20% of their measured median: from the calibration alone, and (logs that have
-the column) from the calibration and the timed runs of the page's other maps.
+the column) from the calibration and the timed runs of the page's other maps;
+with --all, every prediction, and each map's copies predicted and measured where the log has them.
 Last, how consistent the measurement was: of the stage medians above 0.05 ms,
 how many are more than 20% off the median of the same stage on the same role
 over the maps of that algorithm and image (the same work, measured in other maps).
@@ -44,7 +45,8 @@ def stage_consistency(path):
 def parse(path):
     blocks, cur = [], None
     head = re.compile(r"^predicted and measured latency: (\S+) (\S+) \((\d+x\d+)\)")
-    row = re.compile(r"^\s+([a-z,]+)\s+([0-9.]+|-)\s+([0-9.]+)\s+([+-][0-9.]+%|-)(?:\s+([0-9.]+)\s+[+-][0-9.]+%)?")
+    row = re.compile(r"^\s+([a-z,]+)\s+([0-9.]+|-)\s+([0-9.]+)\s+([+-][0-9.]+%|-)(?:\s+([0-9.]+)\s+[+-][0-9.]+%)?"
+                     r"(?:\s+([0-9.]+|\?)\s+([0-9.]+))?")
     auto = re.compile(r"^\s+auto picks (\S+): measured ([0-9.]+) ms; fastest measured (\S+): ([0-9.]+) ms; "
                       r"auto is ([0-9.]+)% slower")
     for line in open(path):
@@ -64,7 +66,8 @@ def parse(path):
         m = row.match(line)
         if m and m.group(2) != "-":
             after = float(m.group(5)) if m.group(5) else None
-            cur["rows"].append((m.group(1), float(m.group(2)), float(m.group(3)), after))
+            copies = (m.group(6), m.group(7)) if m.group(7) else None
+            cur["rows"].append((m.group(1), float(m.group(2)), float(m.group(3)), after, copies))
     return blocks
 
 
@@ -82,12 +85,13 @@ def main():
             print(f"| {b['algo']} | {b['image']} ({b['size']}) | {a[0]} | {a[1]} | {a[2]} | {a[3]} | {a[4]}% |")
     print()
     has_after = any(r[3] is not None for b in blocks for r in b["rows"])
+    has_copies = any(r[4] is not None for b in blocks for r in b["rows"])
     print("| algorithm | image | maps within 20% | median abs. error | largest abs. error (map) |"
           + (" after other maps: within 20% | its largest abs. error (map) |" if has_after else ""))
     print("|---|---|---|---|---|" + ("---|---|" if has_after else ""))
     within = within_after = total = 0
     for b in blocks:
-        errs = [(100 * (p - m) / m, name) for name, p, m, _ in b["rows"]]
+        errs = [(100 * (p - m) / m, name) for name, p, m, _, _ in b["rows"]]
         if not errs:
             continue
         ok = sum(abs(e) <= 20 for e, _ in errs)
@@ -98,7 +102,7 @@ def main():
         line = (f"| {b['algo']} | {b['image']} ({b['size']}) | {ok} of {len(errs)} | {med:.1f}% | "
                 f"{worst[0]:+.1f}% ({worst[1]}) |")
         if has_after:
-            after = [(100 * (a - m) / m, name) for name, _, m, a in b["rows"] if a is not None]
+            after = [(100 * (a - m) / m, name) for name, _, m, a, _ in b["rows"] if a is not None]
             ok_after = sum(abs(e) <= 20 for e, _ in after)
             within_after += ok_after
             worst = max(after, key=lambda x: abs(x[0]))
@@ -112,13 +116,15 @@ def main():
     print(f"stage medians more than 20% off their median over the maps: {off} of {stages}")
     if "--all" in sys.argv:
         print()
-        print("| algorithm | image | map | predicted ms | measured ms | error | after other maps | error |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("| algorithm | image | map | predicted ms | measured ms | error | after other maps | error |"
+              + (" copies predicted ms | copies measured ms |" if has_copies else ""))
+        print("|---|---|---|---|---|---|---|---|" + ("---|---|" if has_copies else ""))
         for b in blocks:
-            for name, p, m, a in b["rows"]:
+            for name, p, m, a, c in b["rows"]:
                 after = f"{a:.3f} | {100 * (a - m) / m:+.1f}%" if a is not None else "- | -"
+                copies = (f" {c[0]} | {c[1]} |" if c else " - | - |") if has_copies else ""
                 print(f"| {b['algo']} | {b['image']} | {name} | {p:.3f} | {m:.3f} | {100 * (p - m) / m:+.1f}% | "
-                      f"{after} |")
+                      f"{after} |{copies}")
 
 
 main()
