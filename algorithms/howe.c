@@ -253,7 +253,8 @@ static const db_param params[DB_HOWE_N_PARAMS] = {
 ** the H100 machine the cut cost 200 to 460 ns a pixel on the CPU and 4.5 to 22
 ** on the GPU, and the ratio of the two ranged 10 to 75, so neither role's
 ** count tells the other's (bench/results/planner-h100.md). The CPU's is in
-** steps per pixel, the GPU's in commands: a launch covers the whole page. */
+** steps per pixel, the GPU's in commands, most of them launches over the
+** whole page. */
 static double graphcut_count(const db_job *job, int width, int height, db_role role, const db_report *rep)
 {
     (void)job;

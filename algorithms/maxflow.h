@@ -40,9 +40,9 @@ void db_grid_cut_raise_links(db_grid_cut *g, int32_t delta);
 
 /* The search steps of the solves so far: growth steps plus the steps of the
 ** walks that check an orphan's candidate parents reach the terminal. The
-** solve's time follows them on pages of any content (200 to 460 ns a pixel
-** over the DIBCO pages, which the pixel count alone cannot tell apart), so the
-** planner predicts the cut from them (db_stage.work). */
+** solve's time follows them more closely than the page's pixels (the cut
+** costs 200 to 460 ns a pixel over the DIBCO pages), so the planner predicts
+** the cut from them (db_stage.work; bench/results/planner-h100.md). */
 int64_t db_grid_cut_steps(const db_grid_cut *g);
 
 /* Writes 1 for nodes that can reach the sink in the residual graph (ink),
