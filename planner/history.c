@@ -17,10 +17,10 @@
 /* Said after every reason a file is rejected. */
 #define HISTORY_FIX "the history is not used; delete the file to start a new one"
 
-/* Fields of a run row, its kind included, and of one written before the work field. */
-enum { RUN_FIELDS = 10, RUN_FIELDS_1 = 9 };
+/* Fields of a run row, its kind included, and of rows of versions 2 and 1. */
+enum { RUN_FIELDS = 11, RUN_FIELDS_2 = 10, RUN_FIELDS_1 = 9 };
 
-/* Longest row written: the key's fields, three numbers and separators. */
+/* Longest row written: the key's fields, three numbers, the crossed flag and separators. */
 enum { ROW_MAX = 512 };
 
 void db_history_init(db_history *history)
@@ -91,7 +91,8 @@ static db_status parse_file(const char *path, char *text, db_history *out)
         p = nl + 1;
         /* Two runs creating the file at once may put a row before the header;
         ** rows of both versions may follow either header (appends to an old file). */
-        if (!strcmp(line, DB_HISTORY_HEADER) || !strcmp(line, DB_HISTORY_HEADER_1))
+        if (!strcmp(line, DB_HISTORY_HEADER) || !strcmp(line, DB_HISTORY_HEADER_2) ||
+            !strcmp(line, DB_HISTORY_HEADER_1))
             continue;
         if (!strncmp(line, "docbin-history", 14))
             return db_fail(DB_ERR_FORMAT, "%s:%d: the header is '%.40s', not '%s' (another docbin's format); %s",
@@ -105,18 +106,23 @@ static db_status parse_file(const char *path, char *text, db_history *out)
         char count_why[64];
         if (strcmp(f[0], "run") != 0) {
             why = "the row is not a 'run' row (not a history file?)";
-        } else if (n != RUN_FIELDS && n != RUN_FIELDS_1) {
-            snprintf(count_why, sizeof count_why, "a run row has %d fields, not %d (or %d, without the work)", n,
-                     RUN_FIELDS, RUN_FIELDS_1);
+        } else if (n != RUN_FIELDS && n != RUN_FIELDS_2 && n != RUN_FIELDS_1) {
+            snprintf(count_why, sizeof count_why, "a run row has %d fields, not %d (or %d or %d, of older versions)",
+                     n, RUN_FIELDS, RUN_FIELDS_2, RUN_FIELDS_1);
             why = count_why;
         } else if (!(why = db_calib_parse_key(f, &r.key))) {
             r.work = 0;
+            r.crossed = false;
             if (!db_calib_parse_number(f[7], &r.pixels) || !db_calib_parse_number(f[8], &r.ms))
                 why = "the pixels or the time (fields 8, 9) is not a number";
-            else if (n == RUN_FIELDS && !db_calib_parse_number(f[9], &r.work))
+            else if (n >= RUN_FIELDS_2 && !db_calib_parse_number(f[9], &r.work))
                 why = "the work (field 10) is not a number";
+            else if (n == RUN_FIELDS && strcmp(f[10], "0") != 0 && strcmp(f[10], "1") != 0)
+                why = "the crossed field (11) is neither 0 nor 1";
             else
                 why = run_problem(&r);
+            if (!why && n == RUN_FIELDS)
+                r.crossed = f[10][0] == '1';
         }
         if (why)
             return db_fail(DB_ERR_FORMAT, "%s:%d: %s; %s", path, line_no, why, HISTORY_FIX);
@@ -158,9 +164,9 @@ db_status db_history_load(db_history *history, const char *path)
 /* Writes one row into buf; returns its length (%.17g: doubles read back bit for bit). */
 static int format_row(char *buf, size_t size, const db_history_run *r)
 {
-    return snprintf(buf, size, "run %s %s %s %s %s %s %.17g %.17g %.17g\n", r->key.device, r->key.algo,
+    return snprintf(buf, size, "run %s %s %s %s %s %s %.17g %.17g %.17g %d\n", r->key.device, r->key.algo,
                     r->key.stage, db_role_name(r->key.role), r->key.variant, r->key.kernel_hash, r->pixels, r->ms,
-                    r->work);
+                    r->work, r->crossed);
 }
 
 /* Whether two keys name one stage (the key less its kernel hash). */
@@ -292,6 +298,8 @@ db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*k
 {
     *n = 0;
     const char *variant = algo->n_variants ? algo->variants[job->variant] : "-";
+    bool crossed[DB_MAX_STAGES];
+    db_map_crossed(algo, map, crossed);
     for (int s = 0; s < algo->n_stages && s < map->n; s++) {
         db_role role = map->role[s];
         const db_profile_row *row = NULL;
@@ -313,6 +321,7 @@ db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*k
         r->pixels = (double)width * height;
         r->ms = row->span_ms;
         r->work = algo->stages[s].work && report ? algo->stages[s].work->count(job, width, height, role, report) : 0;
+        r->crossed = crossed[s];
     }
     return DB_OK;
 }
@@ -326,7 +335,7 @@ int db_history_factor(const db_history *history, const db_calib_stage *key, cons
     for (int i = history->n - 1; i >= 0 && n < DB_HISTORY_KEEP; i--) {
         const db_history_run *r = &history->runs[i];
         double predicted = db_cost_predict(model, r->pixels, r->work);
-        if (same_key(&r->key, key) && predicted > 0)
+        if (same_key(&r->key, key) && !r->crossed && predicted > 0)
             ratio[n++] = r->ms / predicted;
     }
     db_box box;

@@ -41,4 +41,10 @@ int db_map_count(const db_algo *algo);
 ** (n-1-s) of i is set, so maps come in the order cpu,cpu,cpu ... gpu,gpu,gpu. */
 void db_map_nth(const db_algo *algo, int i, db_map *map);
 
+/* Sets crossed[s] for each stage of `algo` under `map`: whether the stage takes
+** an item that a stage on the other role wrote and its own role has no copy of
+** yet, so that the host waits for the writer before it enqueues the stage (the
+** crossing of planner/calib.h). The page's input never crosses. */
+void db_map_crossed(const db_algo *algo, const db_map *map, bool crossed[DB_MAX_STAGES]);
+
 #endif

@@ -284,7 +284,9 @@ def main():
         #
         # The column after it predicts each map from the same fits scaled by the history factor that
         # the timed runs of the other maps give (planner/history.h): per stage and role, the median of
-        # measured / fitted over those runs (three or more of them here: runs of one map each).
+        # measured / fitted over those runs (three or more of them here: runs of one map each) where
+        # the stage did not cross, that is where its role is the role of the stage before it (the chain
+        # again: binarize finds gray on its role whenever histogram's role is its own).
         pcsv = os.path.join(tmp, 'predict.csv')
         rc, out, err = run(['--algo', 'otsu', '--runs', '1', good, '--predict', '--calib', path, '--csv', pcsv])
         check(rc == 0, f'bench --predict failed: {err}')
@@ -320,7 +322,8 @@ def main():
             scaled = want
             for s, r in zip(stages, roles):
                 ratios = [float(x['ms']) / fitted(s, r) for x in runs_csv
-                          if x['map'] != m and x['stage'] == s and x['role'] == r and fitted(s, r) > 0]
+                          if x['map'] != m and x['stage'] == s and x['role'] == r and fitted(s, r) > 0 and
+                          (s == stages[0] or x['map'].split(',')[stages.index(s) - 1] == r)]
                 if len(ratios) >= 3:
                     scaled += fitted(s, r) * (statistics.median(ratios) - 1)
             check(abs(float(after) - scaled) <= 1.5e-3 * max(1.0, scaled),

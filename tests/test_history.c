@@ -1,8 +1,8 @@
 /*
 ** test_history.c — the history of measured stage times: file round trips,
 ** rejected files, the correction factor against hand-computed medians, the
-** last DB_HISTORY_KEEP runs only, compaction, and rows made from a run's
-** profile rows. Needs no OpenCL device.
+** last DB_HISTORY_KEEP runs only, rows that crossed left out of it,
+** compaction, and rows made from a run's profile rows. Needs no OpenCL device.
 */
 #define _GNU_SOURCE
 #include <math.h>
@@ -53,13 +53,15 @@ static void test_round_trip(void)
                               row("canny", DB_ROLE_CPU, HASH_A, 1e6, 1.0 / 3.0),
                               row("graphcut", DB_ROLE_GPU, HASH_A, 1e6, 12.5)};
     runs[2].work = 10.0 / 3;
+    runs[1].crossed = true;
     CHECK(db_history_append(path, runs, 3) == DB_OK, "append: %s", db_error_message());
     CHECK(db_history_append(path, runs + 2, 1) == DB_OK, "second append: %s", db_error_message());
     CHECK(db_history_load(&h, path) == DB_OK && h.n == 4, "load: %d rows (%s)", h.n, db_error_message());
     for (int i = 0; i < h.n && i < 4; i++) {
         const db_history_run *a = &h.runs[i], *b = &runs[i < 3 ? i : 2];
         CHECK(!strcmp(a->key.stage, b->key.stage) && a->key.role == b->key.role && a->pixels == b->pixels &&
-                  a->ms == b->ms && a->work == b->work && !strcmp(a->key.kernel_hash, b->key.kernel_hash),
+                  a->ms == b->ms && a->work == b->work && a->crossed == b->crossed &&
+                  !strcmp(a->key.kernel_hash, b->key.kernel_hash),
               "row %d differs after the round trip (ms %.17g, expected %.17g)", i, a->ms, b->ms);
     }
     size_t size;
@@ -95,7 +97,7 @@ static void test_round_trip(void)
 static void test_rejected(void)
 {
     static const char *const bad[] = {
-        "docbin-history 3\n",
+        "docbin-history 4\n",
         "stage 0123456789abcdef howe canny cpu - " "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
         " 100 2\n",
         "run 0123456789abcdef howe canny cpu -\n",
@@ -119,6 +121,10 @@ static void test_rejected(void)
         "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 2 many\n",
         "run 0123456789abcdef hbk kmeans cpu - "
         "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 2 3 4\n",
+        "run 0123456789abcdef hbk kmeans cpu - "
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 2 3 yes\n",
+        "run 0123456789abcdef hbk kmeans cpu - "
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 2 3 1 0\n",
     };
     char path[256];
     snprintf(path, sizeof path, "%s/bad.history", dir);
@@ -162,6 +168,16 @@ static void test_factor(void)
     CHECK(db_history_factor(&h, &keyed.key, &m, &f) == 3 && fabs(f - 2) < 1e-12, "three runs: factor %g", f);
     CHECK(db_history_append(path, runs + 6, 1) == DB_OK && db_history_load(&h, path) == DB_OK, "four runs");
     CHECK(db_history_factor(&h, &keyed.key, &m, &f) == 4 && fabs(f - 2.5) < 1e-12, "four runs: factor %g", f);
+    /* Stages that took the other role's items (ratio 10): their spans hold
+    ** part of the crossing, so they leave the factor as it was. */
+    db_history_run crossed[3] = {row("graphcut", DB_ROLE_GPU, HASH_A, 1000, 20), row("graphcut", DB_ROLE_GPU, HASH_A,
+                                                                                   1000, 20),
+                                 row("graphcut", DB_ROLE_GPU, HASH_A, 1000, 20)};
+    for (int i = 0; i < 3; i++)
+        crossed[i].crossed = true;
+    CHECK(db_history_append(path, crossed, 3) == DB_OK && db_history_load(&h, path) == DB_OK, "crossed runs");
+    CHECK(db_history_factor(&h, &keyed.key, &m, &f) == 4 && fabs(f - 2.5) < 1e-12, "crossed runs counted: factor %g",
+          f);
 
     /* Only the last DB_HISTORY_KEEP runs count: 10 old runs at ratio 100, then
     ** DB_HISTORY_KEEP at ratio 1.5. */
@@ -244,6 +260,7 @@ static void test_rows(void)
     int n = 0;
     CHECK(db_history_rows(rows, 4, keys, howe, &job, &map, 1000, 2000, NULL, out, &n) == DB_OK && n == 3,
           "rows: %d", n);
+    /* canny reads the page, not laplacian's items; graphcut reads canny's edges from the cpu. */
     static const char *const stage[3] = {"laplacian", "canny", "graphcut"};
     static const double ms[3] = {1.5, 20, 14};
     for (int i = 0; i < n && i < 3; i++) {
@@ -252,8 +269,8 @@ static void test_rows(void)
         CHECK(!strcmp(out[i].key.stage, stage[i]) && out[i].key.role == map.role[i] && out[i].ms == ms[i] &&
                   out[i].pixels == 2e6 && !strcmp(out[i].key.device, keys[map.role[i]]) &&
                   !strcmp(out[i].key.kernel_hash, hash) && !strcmp(out[i].key.variant, "-") &&
-                  !strcmp(out[i].key.algo, "howe") && out[i].work == 0,
-              "row %d: %s %s %g", i, out[i].key.stage, out[i].key.device, out[i].ms);
+                  !strcmp(out[i].key.algo, "howe") && out[i].work == 0 && out[i].crossed == (i == 2),
+              "row %d: %s %s %g, crossed %d", i, out[i].key.stage, out[i].key.device, out[i].ms, out[i].crossed);
     }
     /* A stage that enqueued nothing on its role has no row. */
     CHECK(db_history_rows(rows, 2, keys, howe, &job, &map, 1000, 2000, NULL, out, &n) == DB_OK && n == 1,
@@ -274,7 +291,8 @@ static void test_rows(void)
     for (int i = 0; i < report.n; i++)
         report.values[i] = !strcmp(hbk->report_fields[i].name, "local_passes") ? 1000 : 1;
     CHECK(db_history_rows(hrows, 2, keys, hbk, &job, &map, 1000, 500, &report, out, &n) == DB_OK && n == 2 &&
-              fabs(out[0].work - 1000.0 / (63 * 32)) < 1e-12 && out[1].work == 0,
+              fabs(out[0].work - 1000.0 / (63 * 32)) < 1e-12 && out[1].work == 0 && !out[0].crossed &&
+              out[1].crossed,
           "hbk rows: %d, work %g and %g", n, out[0].work, n > 1 ? out[1].work : -1);
 }
 
