@@ -20,7 +20,7 @@
 /* Fields of a run row, its kind included, and of rows of versions 2 and 1. */
 enum { RUN_FIELDS = 11, RUN_FIELDS_2 = 10, RUN_FIELDS_1 = 9 };
 
-/* Longest row written: the key's fields, three numbers, the crossed flag and separators. */
+/* Longest row written: the key's fields, three numbers, the crossing flag and separators. */
 enum { ROW_MAX = 512 };
 
 void db_history_init(db_history *history)
@@ -112,17 +112,17 @@ static db_status parse_file(const char *path, char *text, db_history *out)
             why = count_why;
         } else if (!(why = db_calib_parse_key(f, &r.key))) {
             r.work = 0;
-            r.crossed = false;
+            r.at_crossing = false;
             if (!db_calib_parse_number(f[7], &r.pixels) || !db_calib_parse_number(f[8], &r.ms))
                 why = "the pixels or the time (fields 8, 9) is not a number";
             else if (n >= RUN_FIELDS_2 && !db_calib_parse_number(f[9], &r.work))
                 why = "the work (field 10) is not a number";
             else if (n == RUN_FIELDS && strcmp(f[10], "0") != 0 && strcmp(f[10], "1") != 0)
-                why = "the crossed field (11) is neither 0 nor 1";
+                why = "the crossing field (11) is neither 0 nor 1";
             else
                 why = run_problem(&r);
             if (!why && n == RUN_FIELDS)
-                r.crossed = f[10][0] == '1';
+                r.at_crossing = f[10][0] == '1';
         }
         if (why)
             return db_fail(DB_ERR_FORMAT, "%s:%d: %s; %s", path, line_no, why, HISTORY_FIX);
@@ -166,7 +166,7 @@ static int format_row(char *buf, size_t size, const db_history_run *r)
 {
     return snprintf(buf, size, "run %s %s %s %s %s %s %.17g %.17g %.17g %d\n", r->key.device, r->key.algo,
                     r->key.stage, db_role_name(r->key.role), r->key.variant, r->key.kernel_hash, r->pixels, r->ms,
-                    r->work, r->crossed);
+                    r->work, r->at_crossing);
 }
 
 /* Whether two keys name one stage (the key less its kernel hash). */
@@ -298,8 +298,8 @@ db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*k
 {
     *n = 0;
     const char *variant = algo->n_variants ? algo->variants[job->variant] : "-";
-    bool crossed[DB_MAX_STAGES];
-    db_map_crossed(algo, map, crossed);
+    bool at_crossing[DB_MAX_STAGES];
+    db_map_at_crossing(algo, map, at_crossing);
     for (int s = 0; s < algo->n_stages && s < map->n; s++) {
         db_role role = map->role[s];
         const db_profile_row *row = NULL;
@@ -321,7 +321,7 @@ db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*k
         r->pixels = (double)width * height;
         r->ms = row->span_ms;
         r->work = algo->stages[s].work && report ? algo->stages[s].work->count(job, width, height, role, report) : 0;
-        r->crossed = crossed[s];
+        r->at_crossing = at_crossing[s];
     }
     return DB_OK;
 }
@@ -335,7 +335,7 @@ int db_history_factor(const db_history *history, const db_calib_stage *key, cons
     for (int i = history->n - 1; i >= 0 && n < DB_HISTORY_KEEP; i--) {
         const db_history_run *r = &history->runs[i];
         double predicted = db_cost_predict(model, r->pixels, r->work);
-        if (same_key(&r->key, key) && !r->crossed && predicted > 0)
+        if (same_key(&r->key, key) && !r->at_crossing && predicted > 0)
             ratio[n++] = r->ms / predicted;
     }
     db_box box;

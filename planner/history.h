@@ -11,26 +11,26 @@
 ** `<calibration file>.history`:
 **
 **   docbin-history 3
-**   run <device> <algo> <stage> <role> <variant> <kernel-hash> <pixels> <ms> <work> <crossed>
+**   run <device> <algo> <stage> <role> <variant> <kernel-hash> <pixels> <ms> <work> <crossing>
 **
 ** with the fields of a calibration stage row (calib.h), the image's pixels,
 ** the stage's measured span in ms (what calibration measures) and the work it
 ** did (db_stage.work; 0 for a stage whose cost follows the size alone), and
-** `crossed`, 1 where the stage took an item the other role wrote
-** (db_map_crossed). The planner scales each calibrated stage model by the
-** median of measured / predicted (at the row's work) over the stage's last
-** DB_HISTORY_KEEP runs on that device with the current kernels that did not
-** cross, once there are DB_HISTORY_MIN of them: calibration times each stage
-** after a stage on its own role, and a stage that follows the other role's
-** runs longer by what the crossing rows already count (the GPU starts from
-** idle), so such a span would count the crossing twice. Rows measured with other
-** kernels are ignored, as the calibration row beside them is stale anyway. The
-** median work of a stage's last runs, crossed or not, is what the planner
-** expects of the next page (db_history_work). Where the work is the
-** same on every device, runs on the GPU tell what the CPU would face; where
-** the roles count it differently (db_stage_work.by_role), only runs on the
-** same role count. Files of versions 1 (rows without the work) and 2 (without
-** `crossed`, read as 0) are still read, and rows of any version may follow any header.
+** `crossing`, 1 where the stage was beside a crossing (db_map_at_crossing).
+** The planner scales each calibrated stage model by the median of measured /
+** predicted (at the row's work) over the stage's last DB_HISTORY_KEEP runs on
+** that device with the current kernels that were not beside a crossing, once
+** there are DB_HISTORY_MIN of them: calibration times each stage between
+** stages of its own role, and a span beside a crossing holds part of what the
+** crossing rows already count, so it would count twice. Rows measured with
+** other kernels are ignored, as the calibration row beside them is stale
+** anyway. The median work of a stage's last runs, beside a crossing or not, is
+** what the planner expects of the next page (db_history_work). Where the work
+** is the same on every device, runs on the GPU tell what the CPU would face;
+** where the roles count it differently (db_stage_work.by_role), only runs on
+** the same role count. Files of versions 1 (rows without the work) and 2
+** (without `crossing`, read as 0) are still read, and rows of any version may
+** follow any header.
 **
 ** Every run appends its rows with one write to a file opened for appending, so
 ** concurrent runs on one host interleave whole runs; a file past
@@ -51,7 +51,7 @@
 #include "planner/map.h"
 #include "runtime/profile.h"
 
-/* The header line of a history file, and those of versions 2 (no crossed
+/* The header line of a history file, and those of versions 2 (no crossing
 ** field) and 1 (no work field either). */
 #define DB_HISTORY_HEADER "docbin-history 3"
 #define DB_HISTORY_HEADER_2 "docbin-history 2"
@@ -63,13 +63,13 @@ enum { DB_HISTORY_KEEP = 64, DB_HISTORY_MIN = 3, DB_HISTORY_MAX_BYTES = 1 << 20 
 
 /* One measured stage of one run: the stage's calibration key (device, algo,
 ** stage, role, variant, kernel hash; its model unused), the image's pixels,
-** the stage's span in ms, its work (0: none reported) and whether it crossed. */
+** the stage's span in ms, its work (0: none reported) and whether it was beside a crossing. */
 typedef struct db_history_run {
     db_calib_stage key;
     double pixels;
     double ms;
     double work;
-    bool crossed; /* it took an item the other role wrote: its span tells the work, not the time */
+    bool at_crossing; /* beside a crossing: its span tells the work, not the time */
 } db_history_run;
 
 /* A history file's rows, in file order. */
@@ -106,13 +106,13 @@ db_status db_history_append(const char *path, const db_history_run *runs, int n)
 ** rows (db_profile_run_rows): one per stage of `algo` that ran, on the role
 ** `map` gives it, keyed by keys[role] (db_device_info.key), the variant of
 ** `job` and the stage's kernel hash, with the work from the run's `report`
-** (may be NULL: no work) and `crossed` from `map` (db_map_crossed). *n is the count (at most DB_MAX_STAGES rows go to `out`). */
+** (may be NULL: no work) and `at_crossing` from `map` (db_map_at_crossing). *n is the count (at most DB_MAX_STAGES rows go to `out`). */
 db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*keys)[17], const db_algo *algo,
                           const db_job *job, const db_map *map, int width, int height, const db_report *report,
                           db_history_run *out, int *n);
 
 /* The correction of a calibrated stage model: the median of ms / predicted
-** over the last DB_HISTORY_KEEP rows that did not cross with the same key as
+** over the last DB_HISTORY_KEEP rows not beside a crossing with the same key as
 ** `key` (device, algo, stage, role, variant and kernel hash), in *factor. Returns how many rows that was;
 ** with fewer than DB_HISTORY_MIN, *factor is 1. */
 int db_history_factor(const db_history *history, const db_calib_stage *key, const db_cost_model *model,

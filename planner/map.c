@@ -123,26 +123,28 @@ bool db_map_is_auto(const char *text)
     return text && !strcasecmp(text, "auto");
 }
 
-void db_map_crossed(const db_algo *algo, const db_map *map, bool crossed[DB_MAX_STAGES])
+void db_map_at_crossing(const db_algo *algo, const db_map *map, bool at_crossing[DB_MAX_STAGES])
 {
-    int writer[DB_MAX_ITEMS];
+    int writer[DB_MAX_ITEMS]; /* the stage that wrote the item last; -1: the page, or none yet */
     bool copied[DB_MAX_ITEMS][DB_ROLE_COUNT];
     for (int i = 0; i < DB_MAX_ITEMS; i++) {
         writer[i] = -1;
         copied[i][DB_ROLE_CPU] = copied[i][DB_ROLE_GPU] = false;
     }
+    for (int s = 0; s < algo->n_stages; s++)
+        at_crossing[s] = false;
     for (int s = 0; s < algo->n_stages; s++) {
         const db_stage *stage = &algo->stages[s];
         db_role r = map->role[s];
-        crossed[s] = false;
         for (int i = 0; i < stage->n_inputs; i++) {
-            int item = stage->inputs[i];
-            crossed[s] |= writer[item] >= 0 && writer[item] != (int)r && !copied[item][r];
+            int item = stage->inputs[i], w = writer[item];
+            if (w >= 0 && map->role[w] != r && !copied[item][r])
+                at_crossing[s] = at_crossing[w] = true;
             copied[item][r] = true;
         }
         for (int o = 0; o < stage->n_outputs; o++) {
             int item = stage->outputs[o];
-            writer[item] = (int)r;
+            writer[item] = s;
             copied[item][DB_ROLE_CPU] = copied[item][DB_ROLE_GPU] = false;
             copied[item][r] = true;
         }

@@ -41,10 +41,13 @@ int db_map_count(const db_algo *algo);
 ** (n-1-s) of i is set, so maps come in the order cpu,cpu,cpu ... gpu,gpu,gpu. */
 void db_map_nth(const db_algo *algo, int i, db_map *map);
 
-/* Sets crossed[s] for each stage of `algo` under `map`: whether the stage takes
-** an item that a stage on the other role wrote and its own role has no copy of
-** yet, so that the host waits for the writer before it enqueues the stage (the
-** crossing of planner/calib.h). The page's input never crosses. */
-void db_map_crossed(const db_algo *algo, const db_map *map, bool crossed[DB_MAX_STAGES]);
+/* Sets at_crossing[s] for each stage of `algo` under `map`: whether the stage
+** is on either side of a crossing (planner/calib.h): it takes an item that a
+** stage on the other role wrote and its own role has no copy of yet, or a
+** stage on the other role takes such an item from it. The page's input never
+** crosses. A GPU stage beside a crossing runs longer than the same stage
+** between stages of its own role, which calibration times: the crossing's
+** calibrated cost holds that difference. */
+void db_map_at_crossing(const db_algo *algo, const db_map *map, bool at_crossing[DB_MAX_STAGES]);
 
 #endif

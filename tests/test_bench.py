@@ -285,8 +285,8 @@ def main():
         # The column after it predicts each map from the same fits scaled by the history factor that
         # the timed runs of the other maps give (planner/history.h): per stage and role, the median of
         # measured / fitted over those runs (three or more of them here: runs of one map each) where
-        # the stage did not cross, that is where its role is the role of the stage before it (the chain
-        # again: binarize finds gray on its role whenever histogram's role is its own).
+        # the stage was not beside a crossing: gray is read by histogram and binarize, histogram by
+        # binarize, and binarize finds gray on its role whenever histogram's role is its own.
         pcsv = os.path.join(tmp, 'predict.csv')
         rc, out, err = run(['--algo', 'otsu', '--runs', '1', good, '--predict', '--calib', path, '--csv', pcsv])
         check(rc == 0, f'bench --predict failed: {err}')
@@ -302,6 +302,11 @@ def main():
         crossing = {l.split()[3]: float(l.split()[4]) for l in open(path) if l.startswith('crossing ')}
         with open(pcsv, newline='') as f:
             runs_csv = [r for r in csv.DictReader(f) if r['warmup'] == '0' and r['stage'] not in ('copies', 'total')]
+
+        def beside_crossing(roles, i):
+            gray, histogram, binarize = roles
+            return [gray != histogram or gray != binarize, gray != histogram or histogram != binarize,
+                    histogram != binarize][i]
 
         def fitted(s, r):
             return max(0.0, fit[(s, r)][0] + fit[(s, r)][1] * w * h)
@@ -323,7 +328,7 @@ def main():
             for s, r in zip(stages, roles):
                 ratios = [float(x['ms']) / fitted(s, r) for x in runs_csv
                           if x['map'] != m and x['stage'] == s and x['role'] == r and fitted(s, r) > 0 and
-                          (s == stages[0] or x['map'].split(',')[stages.index(s) - 1] == r)]
+                          not beside_crossing(x['map'].split(','), stages.index(s))]
                 if len(ratios) >= 3:
                     scaled += fitted(s, r) * (statistics.median(ratios) - 1)
             check(abs(float(after) - scaled) <= 1.5e-3 * max(1.0, scaled),

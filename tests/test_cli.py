@@ -251,14 +251,14 @@ def check_history(tmp, good, env, calib, keys, ref):
     rc, _, err = run(['--algo', 'sauvola', '--map', 'cpu,gpu,cpu', '--calib', calib, '--history', '--repeat', '3',
                       good, '-o', o], env)
     r = rows()
-    # stats takes the gray the cpu wrote and threshold the statistics the gpu wrote: both crossed.
-    expect = [('gray', 'cpu', 'gray.cl', '0'), ('stats', 'gpu', 'window_stats.cl', '1'),
+    # stats takes the gray the cpu wrote and threshold the sums the gpu wrote: every stage is beside a crossing.
+    expect = [('gray', 'cpu', 'gray.cl', '1'), ('stats', 'gpu', 'window_stats.cl', '1'),
               ('threshold', 'cpu', 'local_threshold.cl', '1')] * 2
     check(rc == 0 and open(hist).readline() == 'docbin-history 3\n', f'--history: no history file: {err}')
     check([(x[3], x[4]) for x in r] == [(s, role) for s, role, _, _ in expect]
           and all(len(x) == 11 and x[1] == keys[x[4]] and x[2] == 'sauvola' and x[5] == 'sliding'
                   and x[6] == kernel_hash(src) and float(x[7]) == w * h and float(x[8]) > 0 and x[9] == '0'
-                  and x[10] == crossed for x, (_, _, src, crossed) in zip(r, expect)),
+                  and x[10] == crossing for x, (_, _, src, crossing) in zip(r, expect)),
           f'--history --repeat 3: rows {r}')
     print(f'ok   --history --repeat 3: {len(r)} rows (2 warm runs x 3 stages)')
     # One run (cold) and --no-history with --map auto add nothing.

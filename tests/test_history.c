@@ -1,7 +1,7 @@
 /*
 ** test_history.c — the history of measured stage times: file round trips,
 ** rejected files, the correction factor against hand-computed medians, the
-** last DB_HISTORY_KEEP runs only, rows that crossed left out of it,
+** last DB_HISTORY_KEEP runs only, rows beside a crossing left out of it,
 ** compaction, and rows made from a run's profile rows. Needs no OpenCL device.
 */
 #define _GNU_SOURCE
@@ -53,14 +53,14 @@ static void test_round_trip(void)
                               row("canny", DB_ROLE_CPU, HASH_A, 1e6, 1.0 / 3.0),
                               row("graphcut", DB_ROLE_GPU, HASH_A, 1e6, 12.5)};
     runs[2].work = 10.0 / 3;
-    runs[1].crossed = true;
+    runs[1].at_crossing = true;
     CHECK(db_history_append(path, runs, 3) == DB_OK, "append: %s", db_error_message());
     CHECK(db_history_append(path, runs + 2, 1) == DB_OK, "second append: %s", db_error_message());
     CHECK(db_history_load(&h, path) == DB_OK && h.n == 4, "load: %d rows (%s)", h.n, db_error_message());
     for (int i = 0; i < h.n && i < 4; i++) {
         const db_history_run *a = &h.runs[i], *b = &runs[i < 3 ? i : 2];
         CHECK(!strcmp(a->key.stage, b->key.stage) && a->key.role == b->key.role && a->pixels == b->pixels &&
-                  a->ms == b->ms && a->work == b->work && a->crossed == b->crossed &&
+                  a->ms == b->ms && a->work == b->work && a->at_crossing == b->at_crossing &&
                   !strcmp(a->key.kernel_hash, b->key.kernel_hash),
               "row %d differs after the round trip (ms %.17g, expected %.17g)", i, a->ms, b->ms);
     }
@@ -168,16 +168,16 @@ static void test_factor(void)
     CHECK(db_history_factor(&h, &keyed.key, &m, &f) == 3 && fabs(f - 2) < 1e-12, "three runs: factor %g", f);
     CHECK(db_history_append(path, runs + 6, 1) == DB_OK && db_history_load(&h, path) == DB_OK, "four runs");
     CHECK(db_history_factor(&h, &keyed.key, &m, &f) == 4 && fabs(f - 2.5) < 1e-12, "four runs: factor %g", f);
-    /* Stages that took the other role's items (ratio 10): their spans hold
-    ** part of the crossing, so they leave the factor as it was. */
-    db_history_run crossed[3] = {row("graphcut", DB_ROLE_GPU, HASH_A, 1000, 20), row("graphcut", DB_ROLE_GPU, HASH_A,
-                                                                                   1000, 20),
-                                 row("graphcut", DB_ROLE_GPU, HASH_A, 1000, 20)};
-    for (int i = 0; i < 3; i++)
-        crossed[i].crossed = true;
-    CHECK(db_history_append(path, crossed, 3) == DB_OK && db_history_load(&h, path) == DB_OK, "crossed runs");
-    CHECK(db_history_factor(&h, &keyed.key, &m, &f) == 4 && fabs(f - 2.5) < 1e-12, "crossed runs counted: factor %g",
-          f);
+    /* Stages beside a crossing (ratio 10): their spans hold part of the
+    ** crossing, so they leave the factor as it was. */
+    db_history_run beside[3];
+    for (int i = 0; i < 3; i++) {
+        beside[i] = row("graphcut", DB_ROLE_GPU, HASH_A, 1000, 20);
+        beside[i].at_crossing = true;
+    }
+    CHECK(db_history_append(path, beside, 3) == DB_OK && db_history_load(&h, path) == DB_OK, "runs at a crossing");
+    CHECK(db_history_factor(&h, &keyed.key, &m, &f) == 4 && fabs(f - 2.5) < 1e-12,
+          "runs at a crossing counted: factor %g", f);
 
     /* Only the last DB_HISTORY_KEEP runs count: 10 old runs at ratio 100, then
     ** DB_HISTORY_KEEP at ratio 1.5. */
@@ -260,7 +260,8 @@ static void test_rows(void)
     int n = 0;
     CHECK(db_history_rows(rows, 4, keys, howe, &job, &map, 1000, 2000, NULL, out, &n) == DB_OK && n == 3,
           "rows: %d", n);
-    /* canny reads the page, not laplacian's items; graphcut reads canny's edges from the cpu. */
+    /* graphcut on the gpu reads canny's edges from the cpu: both are beside that
+    ** crossing; laplacian's items stay on the gpu, and canny reads the page. */
     static const char *const stage[3] = {"laplacian", "canny", "graphcut"};
     static const double ms[3] = {1.5, 20, 14};
     for (int i = 0; i < n && i < 3; i++) {
@@ -269,8 +270,9 @@ static void test_rows(void)
         CHECK(!strcmp(out[i].key.stage, stage[i]) && out[i].key.role == map.role[i] && out[i].ms == ms[i] &&
                   out[i].pixels == 2e6 && !strcmp(out[i].key.device, keys[map.role[i]]) &&
                   !strcmp(out[i].key.kernel_hash, hash) && !strcmp(out[i].key.variant, "-") &&
-                  !strcmp(out[i].key.algo, "howe") && out[i].work == 0 && out[i].crossed == (i == 2),
-              "row %d: %s %s %g, crossed %d", i, out[i].key.stage, out[i].key.device, out[i].ms, out[i].crossed);
+                  !strcmp(out[i].key.algo, "howe") && out[i].work == 0 && out[i].at_crossing == (i > 0),
+              "row %d: %s %s %g, beside a crossing %d", i, out[i].key.stage, out[i].key.device, out[i].ms,
+              out[i].at_crossing);
     }
     /* A stage that enqueued nothing on its role has no row. */
     CHECK(db_history_rows(rows, 2, keys, howe, &job, &map, 1000, 2000, NULL, out, &n) == DB_OK && n == 1,
@@ -291,8 +293,8 @@ static void test_rows(void)
     for (int i = 0; i < report.n; i++)
         report.values[i] = !strcmp(hbk->report_fields[i].name, "local_passes") ? 1000 : 1;
     CHECK(db_history_rows(hrows, 2, keys, hbk, &job, &map, 1000, 500, &report, out, &n) == DB_OK && n == 2 &&
-              fabs(out[0].work - 1000.0 / (63 * 32)) < 1e-12 && out[1].work == 0 && !out[0].crossed &&
-              out[1].crossed,
+              fabs(out[0].work - 1000.0 / (63 * 32)) < 1e-12 && out[1].work == 0 && out[0].at_crossing &&
+              out[1].at_crossing,
           "hbk rows: %d, work %g and %g", n, out[0].work, n > 1 ? out[1].work : -1);
 }
 
