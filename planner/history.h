@@ -106,7 +106,8 @@ db_status db_history_append(const char *path, const db_history_run *runs, int n)
 ** rows (db_profile_run_rows): one per stage of `algo` that ran, on the role
 ** `map` gives it, keyed by keys[role] (db_device_info.key), the variant of
 ** `job` and the stage's kernel hash, with the work from the run's `report`
-** (may be NULL: no work) and `at_crossing` from `map` (db_map_at_crossing). *n is the count (at most DB_MAX_STAGES rows go to `out`). */
+** (may be NULL: no work) and `at_crossing` from `map` (db_map_at_crossing).
+** *n is the count (at most DB_MAX_STAGES rows go to `out`). */
 db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*keys)[17], const db_algo *algo,
                           const db_job *job, const db_map *map, int width, int height, const db_report *report,
                           db_history_run *out, int *n);
