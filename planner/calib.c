@@ -718,6 +718,11 @@ db_status db_stage_kernel_hash(const db_stage *stage, char hex[65])
         free(text);
     }
     db_sha256_update(&s, DB_LAUNCH_REVISION, sizeof DB_LAUNCH_REVISION);
+    /* A row's `work` is in the count's units: another count makes it stale. */
+    for (int r = 0; stage->work && r < DB_ROLE_COUNT; r++) {
+        const char *unit = stage->work->unit[r] ? stage->work->unit[r] : "";
+        db_sha256_update(&s, unit, strlen(unit) + 1);
+    }
     uint8_t digest[32];
     db_sha256_final(&s, digest);
     db_sha256_hex(digest, hex);

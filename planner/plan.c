@@ -607,6 +607,13 @@ static void print_ms(FILE *f, int width, bool known, double ms)
         fprintf(f, " %*s", width, "?");
 }
 
+/* What stage s counts as its work on role r, in words (db_stage_work.unit). */
+static const char *work_unit(const db_plan_costs *costs, int s, db_role r)
+{
+    const db_stage_work *work = costs->algo->stages[s].work;
+    return work && work->unit[r] ? work->unit[r] : "units of work";
+}
+
 /* Names the work of stage s on role r for the lines that print it: "<stage>",
 ** or "<stage> on <role>" for a stage that counts its work by role. False when
 ** the line would repeat another: a stage whose work is the same on both roles
@@ -670,20 +677,21 @@ void db_plan_explain(const db_plan_costs *costs, const db_map *ran, FILE *f)
             if (!work_name(costs, s, (db_role)r, name, sizeof name))
                 continue;
             double cal = costs->calib_work[s][r];
+            const char *unit = work_unit(costs, s, (db_role)r);
             switch (costs->work_source[s][r]) {
             case DB_PLAN_WORK_NONE:
                 break;
             case DB_PLAN_WORK_CALIBRATION:
-                fprintf(f, "work: %s predicted at the calibration pages' %.2f passes; a page's content may take "
-                        "more or fewer (runs with --history learn it)\n", name, cal);
+                fprintf(f, "work: %s predicted at the calibration pages' %.2f %s; a page's content may take "
+                        "more or fewer (runs with --history learn it)\n", name, cal, unit);
                 break;
             case DB_PLAN_WORK_HISTORY:
-                fprintf(f, "work: %s predicted at %.2f passes, the median of the last %d runs' pages (calibration "
-                        "pages %.2f)\n", name, costs->work[s][r], costs->work_runs[s][r], cal);
+                fprintf(f, "work: %s predicted at %.2f %s, the median of the last %d runs' pages (calibration "
+                        "pages %.2f)\n", name, costs->work[s][r], unit, costs->work_runs[s][r], cal);
                 break;
             case DB_PLAN_WORK_PAGE:
-                fprintf(f, "work: %s predicted at %.2f passes, this page's (calibration pages %.2f)\n", name,
-                        costs->work[s][r], cal);
+                fprintf(f, "work: %s predicted at %.2f %s, this page's (calibration pages %.2f)\n", name,
+                        costs->work[s][r], unit, cal);
                 break;
             }
         }
@@ -793,7 +801,7 @@ void db_plan_print_page_work(const db_plan_costs *costs, FILE *f)
             char name[64];
             if (work_name(costs, s, (db_role)r, name, sizeof name) &&
                 costs->work_source[s][r] == DB_PLAN_WORK_PAGE)
-                fprintf(f, "  %s predicted at this page's %.2f passes (calibration pages %.2f)\n", name,
-                        costs->work[s][r], costs->calib_work[s][r]);
+                fprintf(f, "  %s predicted at this page's %.2f %s (calibration pages %.2f)\n", name,
+                        costs->work[s][r], work_unit(costs, s, (db_role)r), costs->calib_work[s][r]);
         }
 }

@@ -91,6 +91,10 @@ typedef struct db_stage_work {
     ** search steps, the GPU's commands), so a run on one role says nothing of
     ** the other's. 0: the work is the same on every role (the report is). */
     int by_role;
+    /* What the count is on each role, in words ("changes per pixel"), for
+    ** --explain. Part of the stage's kernel hash (db_stage_kernel_hash): rows
+    ** fitted to a count of other words go stale, as for a changed kernel. */
+    const char *unit[DB_ROLE_COUNT];
 } db_stage_work;
 
 /* One implementation of a stage on one role: enqueues its work and returns DB_OK. */

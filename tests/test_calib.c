@@ -523,6 +523,21 @@ static void test_sources(void)
     db_stage_kernel_hash(find("sauvola", "stats"), h3);
     db_stage_kernel_hash(find("otsu", "gray"), h4);
     CHECK(!strcmp(h1, h2) && strcmp(h1, h3) && !strcmp(h1, h4), "hashes: %s %s %s", h1, h2, h3);
+    /* A stage's work in other words is another count: its rows go stale. hbk's
+    ** kmeans and label share hbk.cl and differ by kmeans's work alone. */
+    const db_stage *kmeans = find("hbk", "kmeans");
+    CHECK(kmeans && kmeans->work, "hbk/kmeans has no work");
+    if (kmeans && kmeans->work) {
+        db_stage_work other = *kmeans->work;
+        db_stage changed = *kmeans;
+        changed.work = &other;
+        db_stage_kernel_hash(kmeans, h1);
+        db_stage_kernel_hash(find("hbk", "label"), h2);
+        db_stage_kernel_hash(&changed, h3);
+        other.unit[DB_ROLE_GPU] = "rounds";
+        db_stage_kernel_hash(&changed, h4);
+        CHECK(strcmp(h1, h2) && !strcmp(h1, h3) && strcmp(h1, h4), "work hashes: %s %s %s %s", h1, h2, h3, h4);
+    }
     db_stage fake = {.name = "fake", .sources = "gray.cl nosuch.cl"};
     CHECK(db_stage_kernel_hash(&fake, h1) != DB_OK && strstr(db_error_message(), "nosuch.cl") &&
           strstr(db_error_message(), "fake"), "missing source: %s", db_error_message());

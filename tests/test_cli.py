@@ -64,9 +64,10 @@ def kernel_prelude():
     return ''.join(bytes(s, 'ascii').decode('unicode_escape') for s in re.findall(r'"((?:[^"\\]|\\.)*)"', body))
 
 
-def kernel_hash(sources):
+def kernel_hash(sources, units=()):
     """The kernel hash of a stage (db_stage_kernel_hash): SHA-256 over each source's name, NUL,
-    its text as built (prelude + cl/ file), NUL; then the launch revision of runtime/stage.h, NUL."""
+    its text as built (prelude + cl/ file), NUL; then the launch revision of runtime/stage.h, NUL;
+    then, for a stage whose cost follows its work, the work's words on the cpu and gpu roles, NUL each."""
     h = hashlib.sha256()
     for name in sources.split():
         with open(os.path.join(SRC_DIR, 'cl', name), encoding='utf-8') as f:
@@ -74,6 +75,8 @@ def kernel_hash(sources):
         h.update(name.encode() + b'\0' + text.encode() + b'\0')
     with open(os.path.join(SRC_DIR, 'runtime', 'stage.h'), encoding='utf-8') as f:
         h.update(re.search(r'#define DB_LAUNCH_REVISION "([^"]*)"', f.read()).group(1).encode() + b'\0')
+    for unit in units:
+        h.update(unit.encode() + b'\0')
     return h.hexdigest()
 
 
@@ -206,18 +209,19 @@ def check_work(tmp, good, env, keys):
     over the page's blocks) in the history, and the planner predicts the next page at the median
     of the last runs' work, on either role."""
     calib = os.path.join(tmp, 'hbk.calib')
-    algo = hashlib.sha256(2 * (kernel_hash('hbk.cl').encode() + b'\0')).hexdigest()
+    kmeans = kernel_hash('hbk.cl', ['passes per block'] * 2)
+    algo = hashlib.sha256((kmeans + '\0' + kernel_hash('hbk.cl') + '\0').encode()).hexdigest()
     with open(calib, 'w') as f:
         f.write('docbin-calibration 5\nstaging 0 1000 3 0\n')
         f.write(f'crossing {keys["gpu"]} {keys["cpu"]} cpu 0 3\ncrossing {keys["cpu"]} {keys["gpu"]} gpu 0 3\n')
         for role in ('cpu', 'gpu'):
             f.write(f'stage {keys[role]} hbk host {role} - {algo} 0 0 3 0 0\n')
-            f.write(f'stage {keys[role]} hbk kmeans {role} - {kernel_hash("hbk.cl")} 0 1e-3 3 0 2\n')
+            f.write(f'stage {keys[role]} hbk kmeans {role} - {kmeans} 0 1e-3 3 0 2\n')
             f.write(f'stage {keys[role]} hbk label {role} - {kernel_hash("hbk.cl")} 1 0 3 0 0\n')
     w, h = clitest.png_size(good)
     o = os.path.join(tmp, 'hbk.png')
     rc, _, err = run(['--algo', 'hbk', '--explain', '--map', 'gpu', '--calib', calib, good, '-o', o], env)
-    check(rc == 0 and 'work: kmeans predicted at the calibration pages\' 2.00 passes' in err,
+    check(rc == 0 and 'work: kmeans predicted at the calibration pages\' 2.00 passes per block' in err,
           f'hbk --explain without history: {err}')
     rc, _, err = run(['--algo', 'hbk', '--map', 'cpu,gpu', '--calib', calib, '--history', '--repeat', '4',
                       '--profile', good, '-o', o], env)
@@ -230,9 +234,10 @@ def check_work(tmp, good, env, keys):
           f'hbk --history: work {work}, rows {rows}: {err}')
     # Three runs on cpu tell the gpu role's prediction too: the work is the same on every device.
     rc, _, err = run(['--algo', 'hbk', '--explain', '--map', 'gpu', '--calib', calib, good, '-o', o], env)
-    check(rc == 0 and f'work: kmeans predicted at {work:.2f} passes, the median of the last 3 runs\' pages' in err
+    check(rc == 0
+          and f'work: kmeans predicted at {work:.2f} passes per block, the median of the last 3 runs\' pages' in err
           and re.search(r'^\* gpu,gpu +%.3f ' % (1e-3 * w * h * work / 2), err, re.M)
-          and f"kmeans predicted at this page's {work:.2f} passes (calibration pages 2.00)" in err,
+          and f"kmeans predicted at this page's {work:.2f} passes per block (calibration pages 2.00)" in err,
           f'hbk --explain with history (work {work}): {err}')
     print(f'ok   hbk work: {work:.2f} passes recorded and predicted from the history')
 

@@ -296,6 +296,23 @@ static void test_rows(void)
               fabs(out[0].work - 1000.0 / (63 * 32)) < 1e-12 && out[1].work == 0 && out[0].at_crossing &&
               out[1].at_crossing,
           "hbk rows: %d, work %g and %g", n, out[0].work, n > 1 ? out[1].work : -1);
+
+    /* dbs's search: its toggles and swaps per pixel, whatever its rounds:
+    ** 100 + 900 changes on a 1000 x 500 page. */
+    const db_algo *dbs = db_algo_find("dbs");
+    CHECK(dbs && db_map_parse(dbs, "gpu", &map) == DB_OK, "dbs map");
+    if (!dbs)
+        return;
+    db_job_defaults(dbs, &job);
+    db_profile_row drows[1] = {{.kind = DB_REC_KERNEL, .stage = "search", .role = DB_ROLE_GPU, .span_ms = 30}};
+    db_report drep = {.n = dbs->n_report_fields, .fields = dbs->report_fields};
+    for (int i = 0; i < drep.n; i++) {
+        const char *f = dbs->report_fields[i].name;
+        drep.values[i] = !strcmp(f, "rounds") ? 15 : !strcmp(f, "toggles") ? 100 : !strcmp(f, "swaps") ? 900 : 1;
+    }
+    CHECK(db_history_rows(drows, 1, keys, dbs, &job, &map, 1000, 500, &drep, out, &n) == DB_OK && n == 1 &&
+              fabs(out[0].work - 1000.0 / 5e5) < 1e-15,
+          "dbs rows: %d, work %g", n, n ? out[0].work : -1);
 }
 
 /* Work: rows without it (version 1) still load; the factor compares each run

@@ -793,7 +793,7 @@ static void test_work(void)
               c.work_source[1][DB_ROLE_CPU] == DB_PLAN_WORK_NONE && near(c.stage_ms[0][DB_ROLE_CPU], 6) &&
               near(c.stage_ms[0][DB_ROLE_GPU], 1),
           "at the calibration's work: %g %g", c.stage_ms[0][DB_ROLE_CPU], c.stage_ms[0][DB_ROLE_GPU]);
-    CHECK(strstr(explain_text(&c), "work: kmeans predicted at the calibration pages' 4.00 passes"),
+    CHECK(strstr(explain_text(&c), "work: kmeans predicted at the calibration pages' 4.00 passes per block"),
           "explain: %s", explain_text(&c));
 
     /* Three runs of another device at 8 passes: the next page is expected at
@@ -807,8 +807,8 @@ static void test_work(void)
               near(c.stage_ms[0][DB_ROLE_CPU], 11) && near(c.stage_ms[0][DB_ROLE_GPU], 1.5) &&
               near(c.stage_ms[1][DB_ROLE_CPU], 0.2),
           "at the history's work: %g %g", c.stage_ms[0][DB_ROLE_CPU], c.stage_ms[0][DB_ROLE_GPU]);
-    CHECK(strstr(explain_text(&c), "work: kmeans predicted at 8.00 passes, the median of the last 3 runs' pages "
-                                   "(calibration pages 4.00)"),
+    CHECK(strstr(explain_text(&c), "work: kmeans predicted at 8.00 passes per block, the median of the last 3 "
+                                   "runs' pages (calibration pages 4.00)"),
           "explain: %s", explain_text(&c));
 
     /* A run of this page took 12 passes per block (336 over 28 blocks). */
@@ -821,7 +821,8 @@ static void test_work(void)
               near(c.stage_ms[0][DB_ROLE_CPU], 16) &&
               near(c.stage_ms[0][DB_ROLE_GPU], 2) && near(c.stage_ms[1][DB_ROLE_GPU], 0.1),
           "at the page's work: %g %g", c.stage_ms[0][DB_ROLE_CPU], c.stage_ms[0][DB_ROLE_GPU]);
-    CHECK(strstr(explain_text(&c), "work: kmeans predicted at 12.00 passes, this page's (calibration pages 4.00)"),
+    CHECK(strstr(explain_text(&c),
+                 "work: kmeans predicted at 12.00 passes per block, this page's (calibration pages 4.00)"),
           "explain: %s", explain_text(&c));
 
     /* Rows without a work (a file of version 4): the same line whatever the
@@ -864,8 +865,8 @@ static void test_work_by_role(void)
           "at the calibration's work: %g %g (%d notes)", c.stage_ms[2][DB_ROLE_CPU], c.stage_ms[2][DB_ROLE_GPU],
           c.n_notes);
     const char *text = explain_text(&c);
-    CHECK(strstr(text, "work: graphcut on cpu predicted at the calibration pages' 100.00 passes") &&
-              strstr(text, "work: graphcut on gpu predicted at the calibration pages' 400.00 passes"),
+    CHECK(strstr(text, "work: graphcut on cpu predicted at the calibration pages' 100.00 search steps per pixel") &&
+              strstr(text, "work: graphcut on gpu predicted at the calibration pages' 400.00 commands"),
           "explain: %s", text);
 
     /* Three gpu runs of another device at 800 commands: the gpu is expected
@@ -907,8 +908,9 @@ static void test_work_by_role(void)
               near(c.stage_ms[2][DB_ROLE_GPU], 1.25),
           "after a cpu cut: %g %g", c.stage_ms[2][DB_ROLE_CPU], c.stage_ms[2][DB_ROLE_GPU]);
     text = explain_text(&c);
-    CHECK(strstr(text, "work: graphcut on cpu predicted at 150.00 passes, this page's (calibration pages 100.00)") &&
-              strstr(text, "work: graphcut on gpu predicted at 600.00 passes, this page's (calibration pages 400.00)"),
+    CHECK(strstr(text, "work: graphcut on cpu predicted at 150.00 search steps per pixel, this page's "
+                       "(calibration pages 100.00)") &&
+              strstr(text, "work: graphcut on gpu predicted at 600.00 commands, this page's (calibration pages 400.00)"),
           "explain: %s", text);
     ctx->role[DB_ROLE_GPU]->info.host_unified = unified;
     db_calib_free(&calib);
