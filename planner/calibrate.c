@@ -261,12 +261,22 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
         snprintf(e.variant, sizeof e.variant, "%s", variant);
         memcpy(e.kernel_hash, hash[s], sizeof e.kernel_hash);
         /* A stage whose cost follows the content is fitted at the median
-        ** page's work: each page's size counts its work over that (cost.h). */
+        ** page's work: each page's size counts its work over that, or, where
+        ** each unit of work pays a fixed cost too, its time counts the median
+        ** over its work (cost.h). */
         double median = work_median(work[s], o->n_sizes);
-        for (int k = 0; k < o->n_sizes && median > 0; k++)
-            samples[s][k].size *= work[s][k] / median;
+        bool per_unit = algo->stages[s].work && algo->stages[s].work->per_unit[r];
+        for (int k = 0; k < o->n_sizes && median > 0; k++) {
+            if (!per_unit) {
+                samples[s][k].size *= work[s][k] / median;
+            } else if (work[s][k] > 0) {
+                samples[s][k].ms *= median / work[s][k];
+                samples[s][k].of_ms *= median / work[s][k];
+            }
+        }
         st = db_cost_fit(samples[s], o->n_sizes, &e.model);
         e.model.work = median;
+        e.model.per_unit = per_unit;
         if (st == DB_OK)
             st = db_calib_put_stage(out, &e);
         if (st != DB_OK) {

@@ -90,6 +90,8 @@ db_status db_cost_fit(const db_cost_sample *samples, int n, db_cost_model *model
 double db_cost_predict(const db_cost_model *model, double pixels, double work)
 {
     double scale = model->work > 0 && work > 0 ? work / model->work : 1.0;
+    if (model->per_unit)
+        return fmax(0, (model->a + model->b * pixels) * scale);
     return fmax(0, model->a + model->b * pixels * scale);
 }
 

@@ -20,6 +20,7 @@
 #ifndef DB_COST_H
 #define DB_COST_H
 
+#include <stdbool.h>
 #include "runtime/error.h"
 
 /* The fewest distinct sizes a fit accepts: the third is the first check that
@@ -37,13 +38,16 @@ typedef struct db_cost_sample {
 /* A stage's fitted model, t(ms) = a + b * pixels at the work of the pages it
 ** was fitted to. A stage whose cost follows the page's content (db_stage.work)
 ** does `work` passes over a calibration page and costs a + b * pixels * w / work
-** on a page where it does w: its samples were fitted at size pixels * w / work. */
+** on a page where it does w: its samples were fitted at size pixels * w / work.
+** With `per_unit` the whole cost scales, (a + b * pixels) * w / work, and the
+** samples were fitted at time ms * work / w (db_stage_work.per_unit). */
 typedef struct db_cost_model {
     double a;      /* fixed cost in ms: launches, reads of convergence flags */
     double b;      /* ms per pixel */
     int sizes;     /* distinct sizes the fit saw */
     double spread; /* the largest |residual| / the time it is judged against: how far to trust the line */
     double work;   /* the median work of the calibration pages; 0: the cost follows the size alone */
+    bool per_unit; /* the fixed cost a scales with the work too (from the stage, not the file) */
 } db_cost_model;
 
 /* Fits `model` to n samples (its work 0). DB_ERR_USAGE (naming the fix) for fewer than

@@ -171,6 +171,7 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
             switch (db_calib_find_stage(calib, info->key, algo->name, stage->name, (db_role)r, variant, hash,
                                         &model, msg, sizeof msg)) {
             case DB_CALIB_FOUND: {
+                model.per_unit = stage->work && stage->work->per_unit[r];
                 double factor = 1.0;
                 if (history) {
                     db_calib_stage key = {.role = (db_role)r};

@@ -95,6 +95,11 @@ typedef struct db_stage_work {
     ** --explain. Part of the stage's kernel hash (db_stage_kernel_hash): rows
     ** fitted to a count of other words go stale, as for a changed kernel. */
     const char *unit[DB_ROLE_COUNT];
+    /* 1 where each unit of the count pays a fixed cost besides its pass over
+    ** the page (a command's launch), so that the row's fixed cost scales with
+    ** the work too: t = (a + b * pixels) * w / work; 0: only the per-pixel part
+    ** does (planner/cost.h). Part of the kernel hash, as the words are. */
+    int per_unit[DB_ROLE_COUNT];
 } db_stage_work;
 
 /* One implementation of a stage on one role: enqueues its work and returns DB_OK. */

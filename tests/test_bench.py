@@ -35,10 +35,11 @@ SOURCES = {
 }
 # Programs are built from each source with this prelude in front (runtime/program.c),
 # and the kernel hash covers the text as built.
-# A stage whose cost follows its work has its work's words per role (cpu, gpu) in the hash too.
+# A stage whose cost follows its work has its work's words per role (cpu, gpu) in the hash too,
+# each followed by 'per unit' where the whole cost scales with the work (db_stage_work.per_unit).
 UNITS = {('hbk', 'kmeans'): ['passes per block', 'passes per block'],
          ('dbs', 'search'): ['changes per pixel', 'changes per pixel'],
-         ('howe', 'graphcut'): ['search steps per pixel', 'commands']}
+         ('howe', 'graphcut'): ['search steps per pixel', 'commands\0per unit']}
 PRELUDE = b'#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#pragma OPENCL FP_CONTRACT OFF\n#line 1\n'
 TINY = ['--sizes', '64x48,96x64,128x96', '--runs', '2']
 

@@ -77,6 +77,14 @@ static void test_fit(void)
               fabs(db_cost_predict(&wm, 1e6, 0) - 2.25) < 1e-9 && fabs(db_cost_predict(&m, 1e6, 12) - 2.25) < 1e-9,
           "predict at work 12 of 4: %g; at the calibration's: %g; without a calibrated work: %g",
           db_cost_predict(&wm, 1e6, 12), db_cost_predict(&wm, 1e6, 0), db_cost_predict(&m, 1e6, 12));
+    /* Where each unit of work pays its fixed cost too, the intercept scales as well. */
+    CHECK(!m.per_unit, "a fit sets per_unit");
+    wm.per_unit = true;
+    CHECK(fabs(db_cost_predict(&wm, 1e6, 12) - 3 * (0.25 + 2.0)) < 1e-9 &&
+              fabs(db_cost_predict(&wm, 1e6, 2) - 0.5 * (0.25 + 2.0)) < 1e-9 &&
+              fabs(db_cost_predict(&wm, 1e6, 0) - 2.25) < 1e-9,
+          "per unit: at work 12 of 4 %g, at 2 %g, at the calibration's %g", db_cost_predict(&wm, 1e6, 12),
+          db_cost_predict(&wm, 1e6, 2), db_cost_predict(&wm, 1e6, 0));
 
     /* Noisy, with repeated sizes: the same line as the weighted normal equations give. */
     db_cost_sample t[12];
@@ -537,6 +545,10 @@ static void test_sources(void)
         other.unit[DB_ROLE_GPU] = "rounds";
         db_stage_kernel_hash(&changed, h4);
         CHECK(strcmp(h1, h2) && !strcmp(h1, h3) && strcmp(h1, h4), "work hashes: %s %s %s %s", h1, h2, h3, h4);
+        other = *kmeans->work;
+        other.per_unit[DB_ROLE_GPU] = 1;
+        db_stage_kernel_hash(&changed, h4);
+        CHECK(strcmp(h1, h4), "a work scaled per unit hashes as the one that is not: %s", h4);
     }
     db_stage fake = {.name = "fake", .sources = "gray.cl nosuch.cl"};
     CHECK(db_stage_kernel_hash(&fake, h1) != DB_OK && strstr(db_error_message(), "nosuch.cl") &&
