@@ -18,7 +18,7 @@
 #define CALIB_FIX "the calibration is not used; recalibrate, or delete the file to start uncalibrated"
 
 /* Fields of a stage row and of a transfer row, the row's kind included. */
-enum { STAGE_FIELDS = 12, STAGE_FIELDS_4 = 11, TRANSFER_FIELDS = 7, STAGING_FIELDS = 5, CROSSING_FIELDS = 6,
+enum { STAGE_FIELDS = 13, STAGE_FIELDS_5 = 12, STAGE_FIELDS_4 = 11, TRANSFER_FIELDS = 7, STAGING_FIELDS = 5, CROSSING_FIELDS = 6,
        WRITTEN_FIELDS = 7, MAX_FIELDS = DB_CALIB_MAX_FIELDS };
 
 void db_calib_init(db_calib *calib)
@@ -144,6 +144,8 @@ static const char *stage_problem(const db_calib_stage *e)
         return "the spread is negative or not a number";
     if (!isfinite(e->model.work) || e->model.work < 0)
         return "the work is negative or not a number";
+    if (!isfinite(e->model.c) || e->model.c < 0)
+        return "c is negative or not a number";
     return NULL;
 }
 
@@ -309,11 +311,11 @@ const char *db_calib_parse_key(char *const *f, db_calib_stage *e)
     return db_calib_key_problem(e);
 }
 
-/* Parses the fields of a stage row into `e` (a file of version 4 or earlier:
-** without the work field); returns what is wrong, or NULL. */
-static const char *parse_stage(char **f, int n, int before_5, db_calib_stage *e, char *why, size_t why_size)
+/* Parses the fields of a stage row of a file of `version` into `e` (5: without
+** c; 4 or earlier: without the work either); returns what is wrong, or NULL. */
+static const char *parse_stage(char **f, int n, int version, db_calib_stage *e, char *why, size_t why_size)
 {
-    int want = before_5 ? STAGE_FIELDS_4 : STAGE_FIELDS;
+    int want = version >= 6 ? STAGE_FIELDS : version == 5 ? STAGE_FIELDS_5 : STAGE_FIELDS_4;
     if (n != want) {
         snprintf(why, why_size, "a stage row has %d fields, not %d", n, want);
         return why;
@@ -322,8 +324,11 @@ static const char *parse_stage(char **f, int n, int before_5, db_calib_stage *e,
     if (key)
         return key;
     e->model.work = 0;
-    if (!before_5 && !db_calib_parse_number(f[11], &e->model.work))
+    e->model.c = 0;
+    if (version >= 5 && !db_calib_parse_number(f[11], &e->model.work))
         return "work (field 12) is not a number";
+    if (version >= 6 && !db_calib_parse_number(f[12], &e->model.c))
+        return "c (field 13) is not a number";
     if (!db_calib_parse_number(f[7], &e->model.a))
         return "a (field 8) is not a number";
     if (!db_calib_parse_number(f[8], &e->model.b))
@@ -433,7 +438,7 @@ int db_calib_split(char *line, char **f)
 /* Parses the text of a calibration file into `out` (empty on entry). */
 static db_status parse_file(const char *path, char *text, db_calib *out)
 {
-    int line_no = 0, before_5 = 0;
+    int line_no = 0, version = 0;
     char *p = text;
     while (*p) {
         line_no++;
@@ -445,9 +450,12 @@ static db_status parse_file(const char *path, char *text, db_calib *out)
         char *line = p;
         p = nl + 1;
         if (line_no == 1) {
-            before_5 = strcmp(line, DB_CALIB_HEADER) != 0;
-            if (before_5 && strcmp(line, DB_CALIB_HEADER_4) != 0 && strcmp(line, DB_CALIB_HEADER_3) != 0 &&
-                strcmp(line, DB_CALIB_HEADER_2) != 0 && strcmp(line, DB_CALIB_HEADER_1) != 0)
+            static const char *const headers[] = {DB_CALIB_HEADER_1, DB_CALIB_HEADER_2, DB_CALIB_HEADER_3,
+                                                  DB_CALIB_HEADER_4, DB_CALIB_HEADER_5, DB_CALIB_HEADER};
+            for (int v = 0; v < (int)(sizeof headers / sizeof headers[0]); v++)
+                if (!strcmp(line, headers[v]))
+                    version = v + 1;
+            if (!version)
                 return db_fail(DB_ERR_FORMAT, "%s:1: the header is '%.40s', not '%s' (another docbin's format, or "
                                "not a calibration file); %s", path, line, DB_CALIB_HEADER, CALIB_FIX);
             continue;
@@ -461,7 +469,7 @@ static db_status parse_file(const char *path, char *text, db_calib *out)
         int dup = -1;
         if (!strcmp(f[0], "stage")) {
             db_calib_stage e;
-            why = parse_stage(f, n, before_5, &e, count_why, sizeof count_why);
+            why = parse_stage(f, n, version, &e, count_why, sizeof count_why);
             if (!why) {
                 dup = find_stage(out, e.device, e.algo, e.stage, e.role, e.variant);
                 if (dup < 0 && db_calib_put_stage(out, &e) != DB_OK)
@@ -566,16 +574,17 @@ db_status db_calib_save(const db_calib *calib, const char *path)
         return st;
     /* %.17g: doubles read back bit for bit. */
     fprintf(af.f, "%s\n", DB_CALIB_HEADER);
-    fprintf(af.f, "# stage device algo stage role variant kernel-hash a(ms) b(ms/pixel) sizes spread work\n");
+    fprintf(af.f, "# stage device algo stage role variant kernel-hash a(ms) b(ms/pixel) sizes spread work "
+                  "c(ms/pixel)\n");
     fprintf(af.f, "# transfer device dir latency(ms) bandwidth(GB/s) sizes spread\n");
     fprintf(af.f, "# staging latency(ms) bandwidth(GB/s) sizes spread\n");
     fprintf(af.f, "# crossing from-device to-device role ms sizes\n");
     fprintf(af.f, "# written from-device to-device latency(ms) bandwidth(GB/s) sizes spread\n");
     for (int i = 0; i < calib->n_stages; i++) {
         const db_calib_stage *e = &calib->stages[i];
-        fprintf(af.f, "stage %s %s %s %s %s %s %.17g %.17g %d %.17g %.17g\n", e->device, e->algo, e->stage,
-                db_role_name(e->role), e->variant, e->kernel_hash, e->model.a, e->model.b, e->model.sizes,
-                e->model.spread, e->model.work);
+        fprintf(af.f, "stage %s %s %s %s %s %s %.17g %.17g %d %.17g %.17g %.17g\n", e->device, e->algo,
+                e->stage, db_role_name(e->role), e->variant, e->kernel_hash, e->model.a, e->model.b, e->model.sizes,
+                e->model.spread, e->model.work, e->model.c);
     }
     for (int i = 0; i < calib->n_transfers; i++) {
         const db_calib_transfer *e = &calib->transfers[i];

@@ -3,8 +3,8 @@
 **
 ** The file is plain text, one entry per line, fields separated by spaces:
 **
-**   docbin-calibration 5
-**   stage <device> <algo> <stage> <role> <variant> <kernel-hash> <a> <b> <sizes> <spread> <work>
+**   docbin-calibration 6
+**   stage <device> <algo> <stage> <role> <variant> <kernel-hash> <a> <b> <sizes> <spread> <work> <c>
 **   transfer <device> <dir> <latency> <bandwidth> <sizes> <spread>
 **   staging <latency> <bandwidth> <sizes> <spread>
 **   crossing <from> <to> <role> <ms> <sizes>
@@ -26,6 +26,9 @@
 **                the median work it did on the calibration pages, in passes over
 **                the page; a page where it does more costs more (planner/cost.h);
 **                0 for the others and in files of version 4 and earlier
+**   c            for a stage whose work scales its whole cost (db_stage_work.per_unit),
+**                ms per pixel that the work does not scale (planner/cost.h); 0 for
+**                the others and in files of version 5 and earlier
 **   dir          h2d (host to device) or d2h (device to host)
 **   latency      ms; t(ms) = latency + bytes / (bandwidth * 1e6)
 **   bandwidth    GB/s (1e9 bytes per second), > 0
@@ -73,11 +76,12 @@
 #include "runtime/stage.h"
 
 /* The first line of every calibration file; bump the number when rows change. */
-#define DB_CALIB_HEADER "docbin-calibration 5"
+#define DB_CALIB_HEADER "docbin-calibration 6"
 
-/* The headers of the earlier formats, without the stage rows' work (4), without
-** written rows (3), without crossing rows either (2) and without the staging
-** row (1); still read. */
+/* The headers of the earlier formats, without the stage rows' c (5), without
+** their work either (4), without written rows (3), without crossing rows
+** either (2) and without the staging row (1); still read. */
+#define DB_CALIB_HEADER_5 "docbin-calibration 5"
 #define DB_CALIB_HEADER_4 "docbin-calibration 4"
 #define DB_CALIB_HEADER_3 "docbin-calibration 3"
 #define DB_CALIB_HEADER_2 "docbin-calibration 2"

@@ -265,18 +265,16 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
         ** each unit of work pays a fixed cost too, its time counts the median
         ** over its work (cost.h). */
         double median = work_median(work[s], o->n_sizes);
-        bool per_unit = algo->stages[s].work && algo->stages[s].work->per_unit[r];
+        bool per_unit = median > 0 && algo->stages[s].work && algo->stages[s].work->per_unit[r];
+        double scale[DB_CALIBRATE_MAX_SIZES];
         for (int k = 0; k < o->n_sizes && median > 0; k++) {
-            if (!per_unit) {
+            scale[k] = work[s][k] > 0 ? work[s][k] / median : 1;
+            if (!per_unit)
                 samples[s][k].size *= work[s][k] / median;
-            } else if (work[s][k] > 0) {
-                samples[s][k].ms *= median / work[s][k];
-                samples[s][k].of_ms *= median / work[s][k];
-            }
         }
-        st = db_cost_fit(samples[s], o->n_sizes, &e.model);
+        st = per_unit ? db_cost_fit_per_unit(samples[s], scale, o->n_sizes, &e.model)
+                      : db_cost_fit(samples[s], o->n_sizes, &e.model);
         e.model.work = median;
-        e.model.per_unit = per_unit;
         if (st == DB_OK)
             st = db_calib_put_stage(out, &e);
         if (st != DB_OK) {

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <gsl/gsl_fit.h>
+#include <gsl/gsl_multifit.h>
 #include "planner/cost.h"
 
 /* Bytes per millisecond in one GB/s. */
@@ -87,11 +88,85 @@ db_status db_cost_fit(const db_cost_sample *samples, int n, db_cost_model *model
     return st;
 }
 
+/* The three-term fit of db_cost_fit_per_unit; false where it does not hold (cost.h). */
+static bool fit_three(const db_cost_sample *samples, const double *scale, int n, db_cost_model *m)
+{
+    double lo = scale[0], hi = scale[0];
+    for (int i = 1; i < n; i++)
+        lo = fmin(lo, scale[i]), hi = fmax(hi, scale[i]);
+    if (n < 3 || (hi - lo) < DB_COST_SCALE_SPREAD * hi)
+        return false;
+    gsl_matrix *x = gsl_matrix_alloc((size_t)n, 3), *cov = gsl_matrix_alloc(3, 3);
+    gsl_vector *y = gsl_vector_alloc((size_t)n), *w = gsl_vector_alloc((size_t)n), *coef = gsl_vector_alloc(3);
+    gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc((size_t)n, 3);
+    bool ok = x && cov && y && w && coef && ws;
+    if (ok) {
+        for (int i = 0; i < n; i++) {
+            double p = samples[i].size, t = judged_against(&samples[i]);
+            gsl_matrix_set(x, (size_t)i, 0, p);
+            gsl_matrix_set(x, (size_t)i, 1, scale[i]);
+            gsl_matrix_set(x, (size_t)i, 2, p * scale[i]);
+            gsl_vector_set(y, (size_t)i, samples[i].ms);
+            gsl_vector_set(w, (size_t)i, 1 / (t * t));
+        }
+        double chisq;
+        ok = gsl_multifit_wlinear(x, w, y, coef, cov, &chisq, ws) == 0;
+    }
+    if (ok) {
+        m->c = gsl_vector_get(coef, 0);
+        m->a = gsl_vector_get(coef, 1);
+        m->b = gsl_vector_get(coef, 2);
+        ok = isfinite(m->a) && isfinite(m->b) && isfinite(m->c) && m->c >= 0 && m->b >= 0;
+    }
+    gsl_multifit_linear_free(ws);
+    gsl_vector_free(coef);
+    gsl_vector_free(w);
+    gsl_vector_free(y);
+    gsl_matrix_free(cov);
+    gsl_matrix_free(x);
+    return ok;
+}
+
+db_status db_cost_fit_per_unit(const db_cost_sample *samples, const double *scale, int n, db_cost_model *model)
+{
+    db_cost_sample *scaled = calloc((size_t)(n > 0 ? n : 1), sizeof *scaled);
+    if (!scaled)
+        return db_fail(DB_ERR_NOMEM, "out of memory fitting a cost model");
+    for (int i = 0; i < n; i++) {
+        if (!(scale[i] > 0) || !isfinite(scale[i])) {
+            free(scaled);
+            return db_fail(DB_ERR_USAGE, "cost sample %d has work scale %g, not a positive number; measure again",
+                           i, scale[i]);
+        }
+        /* The two-term form: each sample's time counted at the median work. */
+        scaled[i] = samples[i];
+        scaled[i].ms /= scale[i];
+        scaled[i].of_ms /= scale[i];
+    }
+    db_cost_model m = {0};
+    db_status st = fit_line(scaled, n, "pixels", &m.a, &m.b, &m.sizes, &m.spread);
+    free(scaled);
+    if (st != DB_OK)
+        return st;
+    db_cost_model three = m;
+    if (fit_three(samples, scale, n, &three)) {
+        three.spread = 0;
+        for (int i = 0; i < n; i++) {
+            double t = three.c * samples[i].size + (three.a + three.b * samples[i].size) * scale[i];
+            three.spread = fmax(three.spread, fabs(samples[i].ms - t) / judged_against(&samples[i]));
+        }
+        m = three;
+    }
+    m.per_unit = true;
+    *model = m;
+    return DB_OK;
+}
+
 double db_cost_predict(const db_cost_model *model, double pixels, double work)
 {
     double scale = model->work > 0 && work > 0 ? work / model->work : 1.0;
     if (model->per_unit)
-        return fmax(0, (model->a + model->b * pixels) * scale);
+        return fmax(0, model->c * pixels + (model->a + model->b * pixels) * scale);
     return fmax(0, model->a + model->b * pixels * scale);
 }
 

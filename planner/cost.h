@@ -39,20 +39,34 @@ typedef struct db_cost_sample {
 ** was fitted to. A stage whose cost follows the page's content (db_stage.work)
 ** does `work` passes over a calibration page and costs a + b * pixels * w / work
 ** on a page where it does w: its samples were fitted at size pixels * w / work.
-** With `per_unit` the whole cost scales, (a + b * pixels) * w / work, and the
-** samples were fitted at time ms * work / w (db_stage_work.per_unit). */
+** With `per_unit` each unit of work pays a fixed cost too, and a part of the
+** run visits every pixel once whatever the work: c * pixels + (a + b * pixels)
+** * w / work (db_cost_fit_per_unit, db_stage_work.per_unit). */
 typedef struct db_cost_model {
     double a;      /* fixed cost in ms: launches, reads of convergence flags */
     double b;      /* ms per pixel */
     int sizes;     /* distinct sizes the fit saw */
     double spread; /* the largest |residual| / the time it is judged against: how far to trust the line */
     double work;   /* the median work of the calibration pages; 0: the cost follows the size alone */
+    double c;      /* per_unit rows: ms per pixel that the work does not scale; 0 for the others */
     bool per_unit; /* the fixed cost a scales with the work too (from the stage, not the file) */
 } db_cost_model;
 
 /* Fits `model` to n samples (its work 0). DB_ERR_USAGE (naming the fix) for fewer than
 ** DB_COST_MIN_SIZES distinct sizes, or a negative, infinite or NaN value. */
 db_status db_cost_fit(const db_cost_sample *samples, int n, db_cost_model *model);
+
+/* Fits a per_unit model, t = c * size + (a + b * size) * scale[i], to n samples
+** whose work over the calibration's median is scale[i], each weighed as
+** db_cost_fit weighs it. Where the scales differ by less than
+** DB_COST_SCALE_SPREAD, or the three-term fit gives a negative c or b (noise
+** the pages cannot tell apart), fits c = 0 and (a + b * size) * scale[i]
+** instead. Errors as db_cost_fit's, and for a scale that is not positive. */
+db_status db_cost_fit_per_unit(const db_cost_sample *samples, const double *scale, int n, db_cost_model *model);
+
+/* The least relative spread of the scales (max - min) / max that tells the
+** three terms of a per_unit model apart. */
+#define DB_COST_SCALE_SPREAD 0.1
 
 /* The predicted time in ms for `pixels` on a page where the stage does `work`
 ** (<= 0: as much as on the calibration pages); never negative, since a fit

@@ -130,7 +130,7 @@ def check_stage_rows(rows, algos, names, device_keys, what):
     for r in rows:
         if r[2] not in names:
             continue
-        check(len(r) == 12, f'{what}: row has {len(r)} fields: {r}')
+        check(len(r) == 13, f'{what}: row has {len(r)} fields: {r}')
         check(r[1] in device_keys, f'{what}: device {r[1]} is not a bound device ({device_keys})')
         want = algo_hash(r[2], algos) if r[3] == 'host' else stage_hash(r[2], r[3])
         check(r[6] == want, f'{what}: kernel hash of {r[2]}/{r[3]} is {r[6]}')
@@ -143,6 +143,9 @@ def check_stage_rows(rows, algos, names, device_keys, what):
         work = float(r[11])
         check(work >= 1 if (r[2], r[3]) == ('hbk', 'kmeans') else work > 0 if (r[2], r[3]) == ('dbs', 'search')
               else work == 0, f'{what}: work of {r}')
+        # c: only a stage whose work scales its whole cost has a part that its work does not scale.
+        check(float(r[12]) == 0 if (r[2], r[3]) != ('howe', 'graphcut') else float(r[12]) >= 0,
+              f'{what}: c of {r}')
     return len(expected)
 
 
@@ -196,7 +199,7 @@ def main():
         check(os.path.exists(path), f'no calibration file at {path}')
         if os.path.exists(path):
             header, stages, transfers = read_calib(path)
-            check(header == 'docbin-calibration 5', f'header {header!r}')
+            check(header == 'docbin-calibration 6', f'header {header!r}')
             keys = set(re.findall(r'\b[0-9a-f]{16}\b', devices))
             n = check_stage_rows(stages, algos, ['otsu', 'sauvola'], keys, 'first calibration')
             check(len(stages) == n, f'first calibration: {len(stages)} rows, expected {n}')
@@ -220,7 +223,7 @@ def main():
             rc, out, err = run(['--calibrate', '--algo', 'hbk', '--calib', path] + TINY)
             check(rc == 0, f'calibrate hbk failed: {err}')
             header, stages, _ = read_calib(path)
-            check(header == 'docbin-calibration 5', f'header after merge {header!r}')
+            check(header == 'docbin-calibration 6', f'header after merge {header!r}')
             check(first <= {' '.join(r) for r in stages}, 'merge lost or changed rows of the first calibration')
             n_hbk = check_stage_rows(stages, algos, ['hbk'], keys, 'merged calibration')
             check(len(stages) == n + n_hbk, f'merged file has {len(stages)} rows, expected {n + n_hbk}')

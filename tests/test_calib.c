@@ -86,6 +86,40 @@ static void test_fit(void)
           "per unit: at work 12 of 4 %g, at 2 %g, at the calibration's %g", db_cost_predict(&wm, 1e6, 12),
           db_cost_predict(&wm, 1e6, 2), db_cost_predict(&wm, 1e6, 0));
 
+    /* A per_unit fit: c P + (a + b P) s, noiseless at three sizes and scales,
+    ** gives c, a and b back; with a fourth, still. */
+    const double pc = 2e-6, ua = 0.02, ub = 5e-9;
+    db_cost_sample u[4];
+    const double us[4] = {1, 0.8, 2.2, 1.3}, up[4] = {5e5, 2e6, 8e6, 1e6};
+    for (int i = 0; i < 4; i++)
+        u[i] = (db_cost_sample){.size = up[i], .ms = pc * up[i] + (ua + ub * up[i]) * us[i], .of_ms = 0};
+    for (int n = 3; n <= 4; n++) {
+        db_cost_model um;
+        CHECK(db_cost_fit_per_unit(u, us, n, &um) == DB_OK && um.per_unit && fabs(um.c - pc) < 1e-12 &&
+                  fabs(um.a - ua) < 1e-9 && fabs(um.b - ub) < 1e-15 && um.spread < 1e-9 && um.sizes == n,
+              "per unit, %d samples: c %g a %g b %g spread %g (%s)", n, um.c, um.a, um.b, um.spread,
+              db_error_message());
+        um.work = 10;
+        double want = pc * 3e6 + (ua + ub * 3e6) * 1.5;
+        CHECK(fabs(db_cost_predict(&um, 3e6, 15) - want) < 1e-9, "per unit predict %g, expected %g",
+              db_cost_predict(&um, 3e6, 15), want);
+    }
+    /* Scales that barely differ cannot tell c from b: c = 0 and the time over the scale fitted. */
+    const double flat_s[3] = {1, 1.02, 0.99};
+    for (int i = 0; i < 3; i++)
+        u[i] = (db_cost_sample){.size = up[i], .ms = (ua + 4 * ub * up[i]) * flat_s[i], .of_ms = 0};
+    db_cost_model fm;
+    CHECK(db_cost_fit_per_unit(u, flat_s, 3, &fm) == DB_OK && fm.c == 0 && fabs(fm.a - ua) < 1e-9 &&
+              fabs(fm.b - 4 * ub) < 1e-15,
+          "per unit, flat scales: c %g a %g b %g", fm.c, fm.a, fm.b);
+    /* A three-term solution with c < 0 is noise: the two-term one instead. */
+    for (int i = 0; i < 3; i++)
+        u[i] = (db_cost_sample){.size = up[i], .ms = -1e-7 * up[i] + (ua + 2e-6 * up[i]) * us[i], .of_ms = 0};
+    CHECK(db_cost_fit_per_unit(u, us, 3, &fm) == DB_OK && fm.c == 0 && fm.b > 0, "per unit, c < 0: c %g b %g",
+          fm.c, fm.b);
+    const double zero_s[3] = {1, 0, 2};
+    CHECK(db_cost_fit_per_unit(u, zero_s, 3, &fm) == DB_ERR_USAGE, "a zero scale accepted");
+
     /* Noisy, with repeated sizes: the same line as the weighted normal equations give. */
     db_cost_sample t[12];
     uint32_t seed = 12345;
@@ -176,7 +210,7 @@ static int same_stage(const db_calib_stage *x, const db_calib_stage *y)
     return !strcmp(x->device, y->device) && !strcmp(x->algo, y->algo) && !strcmp(x->stage, y->stage) &&
            x->role == y->role && !strcmp(x->variant, y->variant) && !strcmp(x->kernel_hash, y->kernel_hash) &&
            x->model.a == y->model.a && x->model.b == y->model.b && x->model.sizes == y->model.sizes &&
-           x->model.spread == y->model.spread && x->model.work == y->model.work;
+           x->model.spread == y->model.spread && x->model.work == y->model.work && x->model.c == y->model.c;
 }
 
 static int same_transfer(const db_calib_transfer *x, const db_calib_transfer *y)
@@ -219,6 +253,7 @@ static void test_file(void)
     db_calib_stage e2 = stage_entry("0123456789abcdef", "stats", DB_ROLE_CPU, "shared", 'b', -0.01, 3e-7);
     db_calib_stage e3 = stage_entry("fedcba9876543210", "gray", DB_ROLE_GPU, "-", 'c', 2, 1e-9);
     e2.model.work = 12.0 / 7; /* a stage whose cost follows the content */
+    e2.model.c = 1.0 / 9e6;    /* and whose work scales its whole cost, besides a part that it does not */
     db_calib_transfer t1 = {"0123456789abcdef", DB_H2D, {.latency_ms = 0.015, .bandwidth_gbs = 11.7, .sizes = 5,
                                                           .spread = 0.2}};
     db_calib_transfer t2 = {"0123456789abcdef", DB_D2H, {.latency_ms = -0.001, .bandwidth_gbs = 1.0 / 3, .sizes = 3,
@@ -319,6 +354,14 @@ static void test_file(void)
               o.stages[0].model.spread == 0.01,
           "fourth format: %s", db_error_message());
     db_calib_free(&o);
+    /* And one of the fifth, whose stage rows have no c: 0. */
+    write_text(old_path, "docbin-calibration 5\nstage 0123456789abcdef howe graphcut gpu - "
+                         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 300\n");
+    db_calib_init(&o);
+    CHECK(db_calib_load(&o, old_path) == DB_OK && o.n_stages == 1 && o.stages[0].model.work == 300 &&
+              o.stages[0].model.c == 0,
+          "fifth format: %s", db_error_message());
+    db_calib_free(&o);
     /* A written row with a field missing, or a non-positive bandwidth, fails the file with its line. */
     write_text(old_path, "docbin-calibration 4\nwritten 0123456789abcdef fedcba9876543210 0.01 20 4\n");
     db_calib_init(&o);
@@ -376,30 +419,37 @@ static void test_file(void)
     /* Malformed files: rejected whole, naming the file, the line and the fix. */
     const char *hdr = DB_CALIB_HEADER "\n";
     const char *good = "stage 0123456789abcdef otsu gray gpu - "
-                       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0\n";
+                       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0\n";
     struct {
         const char *body;
         int line;
         const char *what;
     } cases[] = {
-        {"docbin-calibration 6\n", 1, "header"},
+        {"docbin-calibration 7\n", 1, "header"},
         {"garbage\n", 1, "header"},
         {"", 1, "empty"},
         {"stage 0123456789abcdef otsu gray gpu -\n", 3, "fields"},
         {"stage 0123456789abcdef otsu gray gpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 fast 3 0.01 0\n", 3, "number"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 fast 3 0.01 0 0\n", 3, "number"},
         {"stage 0123456789abcdef otsu gray gpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 2 0.01 0\n", 3, "sizes"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 2 0.01 0 0\n", 3, "sizes"},
         {"stage 0123456789abcdef otsu gray tpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0\n", 3, "role"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0\n", 3, "role"},
         {"stage 0123456789abcdeg otsu gray gpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0\n", 3, "device"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0\n", 3, "device"},
         {"stage 0123456789abcdef otsu kmeans gpu - "
          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01\n", 3, "work missing"},
         {"stage 0123456789abcdef otsu kmeans gpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 -4\n", 3, "work negative"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 -4 0\n", 3, "work negative"},
         {"stage 0123456789abcdef otsu kmeans gpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 lots\n", 3, "work number"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 lots 0\n", 3, "work number"},
+        {"stage 0123456789abcdef howe graphcut gpu - "
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 300\n", 3, "c missing"},
+        {"stage 0123456789abcdef howe graphcut gpu - "
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 300 -1e-6\n", 3,
+         "c negative"},
+        {"stage 0123456789abcdef howe graphcut gpu - "
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 300 x\n", 3, "c number"},
         {"transfer 0123456789abcdef h2d 0.01 -5 3 0.1\n", 3, "bandwidth"},
         {"transfer 0123456789abcdef h2d 0.01 5 3\n", 3, "fields"},
         {"transfer 0123456789abcdef up 0.01 5 3 0.1\n", 3, "direction"},
