@@ -18,8 +18,8 @@
 #define CALIB_FIX "the calibration is not used; recalibrate, or delete the file to start uncalibrated"
 
 /* Fields of a stage row and of a transfer row, the row's kind included. */
-enum { STAGE_FIELDS = 13, STAGE_FIELDS_5 = 12, STAGE_FIELDS_4 = 11, TRANSFER_FIELDS = 7, STAGING_FIELDS = 5, CROSSING_FIELDS = 6,
-       WRITTEN_FIELDS = 7, MAX_FIELDS = DB_CALIB_MAX_FIELDS };
+enum { STAGE_FIELDS = 13, STAGE_FIELDS_5 = 12, STAGE_FIELDS_4 = 11, TRANSFER_FIELDS = 7, STAGING_FIELDS = 5,
+       CROSSING_FIELDS = 6, WRITTEN_FIELDS = 7, MAX_FIELDS = DB_CALIB_MAX_FIELDS };
 
 void db_calib_init(db_calib *calib)
 {

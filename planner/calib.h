@@ -17,14 +17,16 @@
 **   kernel-hash  64 hex digits: SHA-256 of the OpenCL sources the stage uses and
 **                of how they are launched (db_stage_kernel_hash); a row with
 **                another hash is stale
-**   a, b         t(ms) = a + b * pixels (planner/cost.h)
+**   a, b         t(ms) = a + b * pixels at the calibration pages' work (planner/cost.h,
+**                which says how a page's work scales them)
 **   sizes        the distinct image sizes fitted, >= 3
 **   spread       the largest |residual| of the fit relative to the time it is
 **                judged against (planner/cost.h: a stage's or host row's run, a
 **                copy's own time), >= 0
 **   work         for a stage whose cost follows the page's content (db_stage.work),
-**                the median work it did on the calibration pages, in passes over
-**                the page; a page where it does more costs more (planner/cost.h);
+**                the median work it did on the calibration pages, in the stage's
+**                units (db_stage_work.unit: passes per block, changes per pixel,
+**                commands); a page where it does more costs more (planner/cost.h);
 **                0 for the others and in files of version 4 and earlier
 **   c            for a stage whose work scales its whole cost (db_stage_work.per_unit),
 **                ms per pixel that the work does not scale (planner/cost.h); 0 for

@@ -262,8 +262,8 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
         memcpy(e.kernel_hash, hash[s], sizeof e.kernel_hash);
         /* A stage whose cost follows the content is fitted at the median
         ** page's work: each page's size counts its work over that, or, where
-        ** each unit of work pays a fixed cost too, its time counts the median
-        ** over its work (cost.h). */
+        ** each unit of work pays a fixed cost too, the three terms are fitted
+        ** to the pages' work over the median (db_cost_fit_per_unit). */
         double median = work_median(work[s], o->n_sizes);
         bool per_unit = median > 0 && algo->stages[s].work && algo->stages[s].work->per_unit[r];
         double scale[DB_CALIBRATE_MAX_SIZES];

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <gsl/gsl_fit.h>
+#include <gsl/gsl_errno.h>
 #include <gsl/gsl_multifit.h>
 #include "planner/cost.h"
 
@@ -96,6 +97,8 @@ static bool fit_three(const db_cost_sample *samples, const double *scale, int n,
         lo = fmin(lo, scale[i]), hi = fmax(hi, scale[i]);
     if (n < 3 || (hi - lo) < DB_COST_SCALE_SPREAD * hi)
         return false;
+    /* GSL's default handler aborts: a failed allocation or fit falls back instead. */
+    gsl_error_handler_t *handler = gsl_set_error_handler_off();
     gsl_matrix *x = gsl_matrix_alloc((size_t)n, 3), *cov = gsl_matrix_alloc(3, 3);
     gsl_vector *y = gsl_vector_alloc((size_t)n), *w = gsl_vector_alloc((size_t)n), *coef = gsl_vector_alloc(3);
     gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc((size_t)n, 3);
@@ -124,6 +127,7 @@ static bool fit_three(const db_cost_sample *samples, const double *scale, int n,
     gsl_vector_free(y);
     gsl_matrix_free(cov);
     gsl_matrix_free(x);
+    gsl_set_error_handler(handler);
     return ok;
 }
 

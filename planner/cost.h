@@ -61,7 +61,9 @@ db_status db_cost_fit(const db_cost_sample *samples, int n, db_cost_model *model
 ** db_cost_fit weighs it. Where the scales differ by less than
 ** DB_COST_SCALE_SPREAD, or the three-term fit gives a negative c or b (noise
 ** the pages cannot tell apart), fits c = 0 and (a + b * size) * scale[i]
-** instead. Errors as db_cost_fit's, and for a scale that is not positive. */
+** instead. Errors as db_cost_fit's, and for a scale that is not positive.
+** At three sizes the three terms are solved exactly: the spread is then 0
+** and checks nothing. */
 db_status db_cost_fit_per_unit(const db_cost_sample *samples, const double *scale, int n, db_cost_model *model);
 
 /* The least relative spread of the scales (max - min) / max that tells the

@@ -90,7 +90,7 @@ static db_status parse_file(const char *path, char *text, db_history *out)
         char *line = p;
         p = nl + 1;
         /* Two runs creating the file at once may put a row before the header;
-        ** rows of both versions may follow either header (appends to an old file). */
+        ** rows of any version may follow any header (appends to an old file). */
         if (!strcmp(line, DB_HISTORY_HEADER) || !strcmp(line, DB_HISTORY_HEADER_2) ||
             !strcmp(line, DB_HISTORY_HEADER_1))
             continue;
@@ -121,8 +121,9 @@ static db_status parse_file(const char *path, char *text, db_history *out)
                 why = "the crossing field (11) is neither 0 nor 1";
             else
                 why = run_problem(&r);
-            if (!why && n == RUN_FIELDS)
-                r.at_crossing = f[10][0] == '1';
+            /* Older rows do not say: their spans may hold a crossing. */
+            if (!why)
+                r.at_crossing = n < RUN_FIELDS || f[10][0] == '1';
         }
         if (why)
             return db_fail(DB_ERR_FORMAT, "%s:%d: %s; %s", path, line_no, why, HISTORY_FIX);
@@ -196,8 +197,10 @@ static int cmp_stage_then_position(const void *pa, const void *pb, void *ctx)
 }
 
 /* Rewrites `path` atomically with, for each stage, the last DB_HISTORY_KEEP
-** rows measured with the kernels of its newest row: rows of older kernels
-** never count again (db_history_factor matches the current kernel hash). */
+** rows measured with the kernels of its newest row, and the last
+** DB_HISTORY_KEEP of those not beside a crossing (db_history_factor's): rows
+** of older kernels never count again (db_history_factor matches the current
+** kernel hash). */
 static db_status compact(const char *path)
 {
     db_history h;
@@ -222,9 +225,17 @@ static db_status compact(const char *path)
         while (begin > 0 && same_stage(&h.runs[order[begin - 1]].key, &h.runs[order[end - 1]].key))
             begin--;
         const char *hash = h.runs[order[end - 1]].key.kernel_hash;
-        for (int i = end - 1, kept = 0; i >= begin && kept < DB_HISTORY_KEEP; i--)
-            if (!strcmp(h.runs[order[i]].key.kernel_hash, hash))
-                keep[order[i]] = 1, kept++;
+        /* The newest rows tell the work; the newest not beside a crossing, the time. */
+        for (int i = end - 1, kept = 0, timed = 0; i >= begin && (kept < DB_HISTORY_KEEP || timed < DB_HISTORY_KEEP);
+             i--) {
+            const db_history_run *r = &h.runs[order[i]];
+            if (strcmp(r->key.kernel_hash, hash) != 0)
+                continue;
+            bool counts = kept < DB_HISTORY_KEEP || (!r->at_crossing && timed < DB_HISTORY_KEEP);
+            keep[order[i]] |= counts;
+            kept++;
+            timed += !r->at_crossing;
+        }
         end = begin;
     }
     db_atomic_file af;

@@ -29,13 +29,15 @@
 ** is the same on every device, runs on the GPU tell what the CPU would face;
 ** where the roles count it differently (db_stage_work.by_role), only runs on
 ** the same role count. Files of versions 1 (rows without the work) and 2
-** (without `crossing`, read as 0) are still read, and rows of any version may
-** follow any header.
+** (without `crossing`) are still read, and rows of any version may follow any
+** header; their rows, which do not say whether they were beside a crossing,
+** tell the work only.
 **
 ** Every run appends its rows with one write to a file opened for appending, so
 ** concurrent runs on one host interleave whole runs; a file past
 ** DB_HISTORY_MAX_BYTES is rewritten atomically with the last DB_HISTORY_KEEP
-** rows of each stage measured with its newest kernels (rows appended by
+** rows of each stage measured with its newest kernels, and the last
+** DB_HISTORY_KEEP of those not beside a crossing (rows appended by
 ** another process during that rewrite may be lost: history is a hint, never a
 ** result). The header line may appear again later in the file (two runs
 ** creating it at once), and a last line without its newline (an append in

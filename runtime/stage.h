@@ -97,8 +97,9 @@ typedef struct db_stage_work {
     const char *unit[DB_ROLE_COUNT];
     /* 1 where each unit of the count pays a fixed cost besides its pass over
     ** the page (a command's launch), so that the row's fixed cost scales with
-    ** the work too: t = (a + b * pixels) * w / work; 0: only the per-pixel part
-    ** does (planner/cost.h). Part of the kernel hash, as the words are. */
+    ** the work too: t = c * pixels + (a + b * pixels) * w / work; 0: only the
+    ** per-pixel part does (planner/cost.h). Part of the kernel hash, as the
+    ** words are. */
     int per_unit[DB_ROLE_COUNT];
 } db_stage_work;
 

@@ -144,7 +144,7 @@ def check_stage_rows(rows, algos, names, device_keys, what):
         check(work >= 1 if (r[2], r[3]) == ('hbk', 'kmeans') else work > 0 if (r[2], r[3]) == ('dbs', 'search')
               else work == 0, f'{what}: work of {r}')
         # c: only a stage whose work scales its whole cost has a part that its work does not scale.
-        check(float(r[12]) == 0 if (r[2], r[3]) != ('howe', 'graphcut') else float(r[12]) >= 0,
+        check(float(r[12]) == 0 if (r[2], r[3], r[4]) != ('howe', 'graphcut', 'gpu') else float(r[12]) >= 0,
               f'{what}: c of {r}')
     return len(expected)
 

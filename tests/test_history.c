@@ -210,6 +210,14 @@ static void test_compaction(void)
                                                                                 1000, 4),
                              row("laplacian", DB_ROLE_GPU, HASH_A, 1000, 5)};
     CHECK(db_history_append(path, lap, 5) == DB_OK, "laplacian rows: %s", db_error_message());
+    /* Threshold: 3 rows not beside a crossing, then DB_HISTORY_KEEP beside one;
+    ** compaction keeps the 3 for the factor besides the newest for the work. */
+    static db_history_run thr[3 + DB_HISTORY_KEEP];
+    for (int i = 0; i < 3 + DB_HISTORY_KEEP; i++) {
+        thr[i] = row("threshold", DB_ROLE_GPU, HASH_A, 1000, i + 1);
+        thr[i].at_crossing = i >= 3;
+    }
+    CHECK(db_history_append(path, thr, 3 + DB_HISTORY_KEEP) == DB_OK, "threshold rows: %s", db_error_message());
     /* Append until the file shrinks: it must grow past the limit first. */
     while (!compacted && appended < 100 * CHUNK) {
         for (int i = 0; i < CHUNK; i++)
@@ -227,14 +235,20 @@ static void test_compaction(void)
     CHECK(compacted, "no compaction after %d rows", appended);
     db_history h;
     db_history_init(&h);
-    CHECK(db_history_load(&h, path) == DB_OK && h.n == 2 + 2 * DB_HISTORY_KEEP, "compacted to %d rows", h.n);
+    const int lead = 2 + 3 + DB_HISTORY_KEEP; /* laplacian's and threshold's rows */
+    CHECK(db_history_load(&h, path) == DB_OK && h.n == lead + 2 * DB_HISTORY_KEEP, "compacted to %d rows", h.n);
     CHECK(h.n > 2 && h.runs[0].ms == 3 && h.runs[1].ms == 5 && !strcmp(h.runs[1].key.kernel_hash, HASH_A),
           "laplacian keeps its 2 rows of the newest kernels only");
+    int thr_ok = h.n >= lead;
+    for (int i = 2; i < lead && thr_ok; i++)
+        thr_ok = !strcmp(h.runs[i].key.stage, "threshold") && h.runs[i].ms == i - 1 &&
+                 h.runs[i].at_crossing == (i >= 5);
+    CHECK(thr_ok, "threshold keeps its 3 rows not beside a crossing and its last %d", DB_HISTORY_KEEP);
     /* Then the last rows of each stage, in their order: ms is the row's position. */
     int ok = 1;
-    for (int i = 2; i < h.n; i++)
-        ok &= h.runs[i].ms == appended - 2 * DB_HISTORY_KEEP + i - 1 &&
-              !strcmp(h.runs[i].key.stage, (appended - 2 * DB_HISTORY_KEEP + i - 2) % 2 ? "canny" : "graphcut");
+    for (int i = lead; i < h.n; i++)
+        ok &= h.runs[i].ms == appended - 2 * DB_HISTORY_KEEP + (i - lead) + 1 &&
+              !strcmp(h.runs[i].key.stage, (appended - 2 * DB_HISTORY_KEEP + (i - lead)) % 2 ? "canny" : "graphcut");
     CHECK(ok, "the compacted rows are not the last %d of each stage", DB_HISTORY_KEEP);
     db_history_free(&h);
 }
@@ -326,8 +340,8 @@ static void test_work(void)
                      "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 2\n");
     db_history h;
     db_history_init(&h);
-    CHECK(db_history_load(&h, path) == DB_OK && h.n == 1 && h.runs[0].work == 0, "version 1 row: %s",
-          db_error_message());
+    CHECK(db_history_load(&h, path) == DB_OK && h.n == 1 && h.runs[0].work == 0 && h.runs[0].at_crossing,
+          "version 1 row (no work, and no word of a crossing: it tells the work only): %s", db_error_message());
     db_history_run k = row("kmeans", DB_ROLE_CPU, HASH_A, 1000, 1);
     double w = -1;
     CHECK(db_history_work(&h, &k.key, false, &w) == 0 && w == 0, "a row without work counts for none: %g", w);
@@ -349,7 +363,17 @@ static void test_work(void)
     CHECK(db_history_append(path, runs, 5) == DB_OK && db_history_load(&h, path) == DB_OK && h.n == 6,
           "mixed versions: %d rows (%s)", h.n, db_error_message());
     double f = 0;
-    CHECK(db_history_factor(&h, &k.key, &m, &f) == 3 && fabs(f - 1) < 1e-12, "factor at the runs' work: %g", f);
+    /* The version 1 row (ratio 2 / 1.1) is left out: two rows, too few, factor 1. */
+    CHECK(db_history_factor(&h, &k.key, &m, &f) == 2 && f == 1, "without the version 1 row: %g", f);
+    db_history_run third = row("kmeans", DB_ROLE_CPU, HASH_A, 3000, 7);
+    snprintf(third.key.algo, sizeof third.key.algo, "hbk");
+    third.work = 8;
+    db_history h3;
+    db_history_init(&h3);
+    CHECK(db_history_add(&h3, h.runs, h.n) == DB_OK && db_history_add(&h3, &third, 1) == DB_OK &&
+              db_history_factor(&h3, &k.key, &m, &f) == 3 && fabs(f - 1) < 1e-12,
+          "factor at the runs' work: %g", f);
+    db_history_free(&h3);
     /* Expected work: kmeans with HASH_A on either role: {8, 8, 8}. */
     CHECK(db_history_work(&h, &k.key, false, &w) == 3 && w == 8, "expected work %g", w);
     db_history_run more[2] = {row("kmeans", DB_ROLE_GPU, HASH_A, 1000, 1), row("kmeans", DB_ROLE_GPU, HASH_A, 1000, 1)};

@@ -912,7 +912,8 @@ static void test_work_by_role(void)
     text = explain_text(&c);
     CHECK(strstr(text, "work: graphcut on cpu predicted at 150.00 search steps per pixel, this page's "
                        "(calibration pages 100.00)") &&
-              strstr(text, "work: graphcut on gpu predicted at 600.00 commands, this page's (calibration pages 400.00)"),
+              strstr(text, "work: graphcut on gpu predicted at 600.00 commands, this page's "
+                           "(calibration pages 400.00)"),
           "explain: %s", text);
     ctx->role[DB_ROLE_GPU]->info.host_unified = unified;
     db_calib_free(&calib);
