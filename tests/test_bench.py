@@ -205,6 +205,14 @@ def main():
             check(len(stages) == n, f'first calibration: {len(stages)} rows, expected {n}')
             check(str(n) + ' stage rows' in out, f'summary does not count {n} rows: {out}')
             check(out.count('\notsu ') + out.count('\nsauvola ') == n, 'summary table lacks rows')
+            # Each printed row: a, b in ms per megapixel, spread and c in ms per megapixel, as in the file.
+            printed = {tuple(l.split()[:4]): l.split()[5:] for l in out.splitlines()
+                       if l.split()[:1] in (['otsu'], ['sauvola'])}
+            check('c (ms/Mpx)' in out and len(printed) == n and all(
+                abs(float(printed[(r[2], r[3], r[4], r[5])][0]) - float(r[7])) <= 6e-5 and
+                abs(float(printed[(r[2], r[3], r[4], r[5])][1]) - float(r[8]) * 1e6) <= 6e-5 and
+                abs(float(printed[(r[2], r[3], r[4], r[5])][3]) - float(r[12]) * 1e6) <= 6e-5
+                for r in stages if (r[2], r[3], r[4], r[5]) in printed), f'summary table against the file: {out}')
             # Both roles are on PoCL, which shares host memory: no copies to time.
             check(not transfers and 'no transfer rows' in out, f'transfer rows for shared memory: {transfers}')
             staging = [l.split() for l in open(path) if l.startswith('staging ')]
