@@ -254,9 +254,10 @@ static const db_param params[DB_HOWE_N_PARAMS] = {
 ** on the GPU, and the ratio of the two ranged 10 to 75, so neither role's
 ** count tells the other's (bench/results/planner-h100.md). The CPU's is in
 ** steps per pixel, the GPU's in commands, most of them launches over the
-** whole page, each with a fixed cost of its own (per_unit): fitted on the
-** calibration pages, (a + b P) C / C0 predicted 23 of 24 pages (23 DIBCO
-** pages and the A4 page) within 20% where a + b P C / C0 predicted 8. */
+** whole page, each with a fixed cost of its own, beside a pass over every
+** pixel that the commands do not scale (per_unit, planner/cost.h): fitted on
+** the calibration pages, c P + (a + b P) C / C0 predicted 23 of 24 pages (23
+** DIBCO pages and the A4 page) within 20% where a + b P C / C0 predicted 8. */
 static double graphcut_count(const db_job *job, int width, int height, db_role role, const db_report *rep)
 {
     (void)job;
