@@ -107,7 +107,12 @@ enum { REPORT_PASSES = 1 };
 /* kmeans's work: assignment passes per block, summed over the outer
 ** iterations. Its cost per pass over the page is steady: 0.49 to 0.67 ns a
 ** pixel on the H100 host's PoCL between sample pages (4 passes) and DIBCO pages
-** (12 to 57) (bench/results/planner-h100.md). */
+** (12 to 57) (bench/results/planner-h100.md). On the GPU each outer iteration
+** also pays its two launches and the reduction, about 10 us a command whatever
+** the page, and a page that takes more passes takes more outer iterations (the
+** sample pages 2 for 4 passes, 2009-H02 10 for 32), so there the whole cost
+** scales with the passes (per_unit): three DIBCO pages and the A4 page within
+** 15%, against up to 38% short with the per-pixel part alone. */
 static double kmeans_count(const db_job *job, int width, int height, db_role role, const db_report *rep)
 {
     (void)role;
@@ -116,7 +121,7 @@ static double kmeans_count(const db_job *job, int width, int height, db_role rol
     return (double)rep->values[REPORT_PASSES] / (double)n_blocks(job, width, height);
 }
 
-static const db_stage_work kmeans_work = {kmeans_count, 0, {"passes per block", "passes per block"}, {0, 0}};
+static const db_stage_work kmeans_work = {kmeans_count, 0, {"passes per block", "passes per block"}, {0, 1}};
 
 static db_status kmeans_cpu(db_stage_run *run)
 {
