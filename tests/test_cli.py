@@ -67,7 +67,8 @@ def kernel_prelude():
 def kernel_hash(sources, units=()):
     """The kernel hash of a stage (db_stage_kernel_hash): SHA-256 over each source's name, NUL,
     its text as built (prelude + cl/ file), NUL; then the launch revision of runtime/stage.h, NUL;
-    then, for a stage whose cost follows its work, the work's words on the cpu and gpu roles, NUL each."""
+    then, for a stage whose cost follows its work, the work's words on the cpu and gpu roles, NUL each,
+    each followed by 'per unit' and NUL where the whole cost scales with the work."""
     h = hashlib.sha256()
     for name in sources.split():
         with open(os.path.join(SRC_DIR, 'cl', name), encoding='utf-8') as f:
@@ -209,7 +210,8 @@ def check_work(tmp, good, env, keys):
     over the page's blocks) in the history, and the planner predicts the next page at the median
     of the last runs' work, on either role."""
     calib = os.path.join(tmp, 'hbk.calib')
-    kmeans = kernel_hash('hbk.cl', ['passes per block'] * 2)
+    # The gpu's passes each pay a fixed cost too (per_unit); with a = 0 the prediction is the same.
+    kmeans = kernel_hash('hbk.cl', ['passes per block', 'passes per block\0per unit'])
     algo = hashlib.sha256((kmeans + '\0' + kernel_hash('hbk.cl') + '\0').encode()).hexdigest()
     with open(calib, 'w') as f:
         f.write('docbin-calibration 5\nstaging 0 1000 3 0\n')
