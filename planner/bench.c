@@ -80,6 +80,7 @@ void db_bench_free(db_bench *b)
     free(b->maps);
     free(b->width);
     free(b->height);
+    free(b->channels);
     free(b->stage_ms);
     free(b->wall_ms);
     free(b->copy_ms);
@@ -100,12 +101,13 @@ static db_status bench_alloc(db_bench *b, const db_bench_options *o)
     b->image_names = calloc((size_t)o->n_images, sizeof *b->image_names);
     b->width = malloc((size_t)o->n_images * sizeof *b->width);
     b->height = malloc((size_t)o->n_images * sizeof *b->height);
+    b->channels = malloc((size_t)o->n_images * sizeof *b->channels);
     b->stage_ms = calloc(n_runs * DB_MAX_STAGES, sizeof *b->stage_ms);
     b->wall_ms = calloc(n_runs, sizeof *b->wall_ms);
     b->copy_ms = calloc(n_runs, sizeof *b->copy_ms);
     b->reports = calloc((size_t)o->n_images * (size_t)o->n_maps, sizeof *b->reports);
-    if (!b->maps || !b->image_names || !b->width || !b->height || !b->stage_ms || !b->wall_ms || !b->copy_ms ||
-        !b->reports)
+    if (!b->maps || !b->image_names || !b->width || !b->height || !b->channels || !b->stage_ms || !b->wall_ms ||
+        !b->copy_ms || !b->reports)
         goto nomem;
     memcpy(b->maps, o->maps, (size_t)o->n_maps * sizeof *b->maps);
     for (int i = 0; i < o->n_images; i++) {
@@ -113,6 +115,7 @@ static db_status bench_alloc(db_bench *b, const db_bench_options *o)
             goto nomem;
         b->width[i] = o->images[i]->width;
         b->height[i] = o->images[i]->height;
+        b->channels[i] = o->images[i]->channels;
     }
     return DB_OK;
 nomem:
@@ -278,7 +281,7 @@ db_status db_bench_history(const db_bench *b, int image, int skip, const db_cont
         db_history_run out[DB_MAX_STAGES];
         int n = 0;
         st = db_history_rows(rows, n_rows, (const char (*)[17])keys, algo, job, &b->maps[m], b->width[image],
-                             b->height[image], &b->reports[(size_t)image * b->n_maps + m], out, &n);
+                             b->height[image], b->channels[image], &b->reports[(size_t)image * b->n_maps + m], out, &n);
         if (st == DB_OK)
             st = db_history_add(history, out, n);
     }

@@ -73,7 +73,7 @@ typedef struct db_bench {
     db_bench_order order;        /* the order they ran in */
     db_map *maps;
     char **image_names;
-    int *width, *height;         /* per image */
+    int *width, *height, *channels; /* per image */
     double *stage_ms;            /* [image][map][run][stage]: span in ms, 0 if the stage enqueued nothing */
     double *wall_ms;             /* [image][map][run] */
     double *copy_ms;             /* [image][map][run]: its copies between the host and the devices, their

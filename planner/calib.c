@@ -18,7 +18,7 @@
 #define CALIB_FIX "the calibration is not used; recalibrate, or delete the file to start uncalibrated"
 
 /* Fields of a stage row and of a transfer row, the row's kind included. */
-enum { STAGE_FIELDS = 13, STAGE_FIELDS_5 = 12, STAGE_FIELDS_4 = 11, TRANSFER_FIELDS = 7, STAGING_FIELDS = 5,
+enum { STAGE_FIELDS = 14, STAGE_FIELDS_6 = 13, STAGE_FIELDS_5 = 12, STAGE_FIELDS_4 = 11, TRANSFER_FIELDS = 7, STAGING_FIELDS = 5,
        CROSSING_FIELDS = 6, WRITTEN_FIELDS = 7, MAX_FIELDS = DB_CALIB_MAX_FIELDS };
 
 void db_calib_init(db_calib *calib)
@@ -63,19 +63,27 @@ static const char *variant_or_dash(const char *variant)
 }
 
 static int same_stage_key(const db_calib_stage *e, const char *device, const char *algo, const char *stage,
-                          db_role role, const char *variant)
+                          db_role role, const char *variant, int channels)
 {
     return !strcmp(e->device, device) && !strcmp(e->algo, algo) && !strcmp(e->stage, stage) && e->role == role &&
-           !strcmp(e->variant, variant_or_dash(variant));
+           !strcmp(e->variant, variant_or_dash(variant)) && e->channels == channels;
 }
 
 static int find_stage(const db_calib *calib, const char *device, const char *algo, const char *stage, db_role role,
-                      const char *variant)
+                      const char *variant, int channels)
 {
     for (int i = 0; i < calib->n_stages; i++)
-        if (same_stage_key(&calib->stages[i], device, algo, stage, role, variant))
+        if (same_stage_key(&calib->stages[i], device, algo, stage, role, variant, channels))
             return i;
     return -1;
+}
+
+int db_calib_channels(const db_algo *algo, int s, int channels)
+{
+    for (int i = 0; i < algo->stages[s].n_inputs; i++)
+        if (algo->stages[s].inputs[i] == algo->input)
+            return channels;
+    return 0;
 }
 
 static int find_transfer(const db_calib *calib, const char *device, db_transfer_dir dir)
@@ -127,6 +135,8 @@ const char *db_calib_key_problem(const db_calib_stage *e)
         return "the role is neither cpu nor gpu";
     if (!is_hex(e->kernel_hash, 64))
         return "the kernel hash is not 64 lower-case hex digits";
+    if (e->channels != 0 && e->channels != 1 && e->channels != 3)
+        return "the channels are neither 0, 1 nor 3";
     return NULL;
 }
 
@@ -240,7 +250,10 @@ db_status db_calib_put_stage(db_calib *calib, const db_calib_stage *entry)
     if (problem)
         return db_fail(DB_ERR_USAGE, "cannot record the calibration of stage %s/%s: %s", entry->algo, entry->stage,
                        problem);
-    int i = find_stage(calib, entry->device, entry->algo, entry->stage, entry->role, entry->variant);
+    int i = find_stage(calib, entry->device, entry->algo, entry->stage, entry->role, entry->variant,
+                       entry->channels);
+    if (i < 0 && entry->channels == 3) /* older files' rows were timed on the RGB sample pages */
+        i = find_stage(calib, entry->device, entry->algo, entry->stage, entry->role, entry->variant, 0);
     if (i < 0) {
         if (!reserve((void **)&calib->stages, calib->n_stages, &calib->cap_stages, sizeof *calib->stages))
             return db_fail(DB_ERR_NOMEM, "out of memory recording a calibration");
@@ -311,11 +324,15 @@ const char *db_calib_parse_key(char *const *f, db_calib_stage *e)
     return db_calib_key_problem(e);
 }
 
-/* Parses the fields of a stage row of a file of `version` into `e` (5: without
-** c; 4 or earlier: without the work either); returns what is wrong, or NULL. */
+/* Parses the fields of a stage row of a file of `version` into `e` (6: without
+** the channels; 5: without c either; 4 or earlier: without the work either);
+** returns what is wrong, or NULL. */
 static const char *parse_stage(char **f, int n, int version, db_calib_stage *e, char *why, size_t why_size)
 {
-    int want = version >= 6 ? STAGE_FIELDS : version == 5 ? STAGE_FIELDS_5 : STAGE_FIELDS_4;
+    int want = version >= 7   ? STAGE_FIELDS
+               : version == 6 ? STAGE_FIELDS_6
+               : version == 5 ? STAGE_FIELDS_5
+                              : STAGE_FIELDS_4;
     if (n != want) {
         snprintf(why, why_size, "a stage row has %d fields, not %d", n, want);
         return why;
@@ -329,6 +346,8 @@ static const char *parse_stage(char **f, int n, int version, db_calib_stage *e, 
         return "work (field 12) is not a number";
     if (version >= 6 && !db_calib_parse_number(f[12], &e->model.c))
         return "c (field 13) is not a number";
+    if (version >= 7 && !parse_count(f[13], &e->channels))
+        return "channels (field 14) is not a count";
     if (!db_calib_parse_number(f[7], &e->model.a))
         return "a (field 8) is not a number";
     if (!db_calib_parse_number(f[8], &e->model.b))
@@ -451,7 +470,8 @@ static db_status parse_file(const char *path, char *text, db_calib *out)
         p = nl + 1;
         if (line_no == 1) {
             static const char *const headers[] = {DB_CALIB_HEADER_1, DB_CALIB_HEADER_2, DB_CALIB_HEADER_3,
-                                                  DB_CALIB_HEADER_4, DB_CALIB_HEADER_5, DB_CALIB_HEADER};
+                                                  DB_CALIB_HEADER_4, DB_CALIB_HEADER_5, DB_CALIB_HEADER_6,
+                                                  DB_CALIB_HEADER};
             for (int v = 0; v < (int)(sizeof headers / sizeof headers[0]); v++)
                 if (!strcmp(line, headers[v]))
                     version = v + 1;
@@ -471,7 +491,7 @@ static db_status parse_file(const char *path, char *text, db_calib *out)
             db_calib_stage e;
             why = parse_stage(f, n, version, &e, count_why, sizeof count_why);
             if (!why) {
-                dup = find_stage(out, e.device, e.algo, e.stage, e.role, e.variant);
+                dup = find_stage(out, e.device, e.algo, e.stage, e.role, e.variant, e.channels);
                 if (dup < 0 && db_calib_put_stage(out, &e) != DB_OK)
                     return db_error_status();
             }
@@ -575,16 +595,16 @@ db_status db_calib_save(const db_calib *calib, const char *path)
     /* %.17g: doubles read back bit for bit. */
     fprintf(af.f, "%s\n", DB_CALIB_HEADER);
     fprintf(af.f, "# stage device algo stage role variant kernel-hash a(ms) b(ms/pixel) sizes spread work "
-                  "c(ms/pixel)\n");
+                  "c(ms/pixel) channels\n");
     fprintf(af.f, "# transfer device dir latency(ms) bandwidth(GB/s) sizes spread\n");
     fprintf(af.f, "# staging latency(ms) bandwidth(GB/s) sizes spread\n");
     fprintf(af.f, "# crossing from-device to-device role ms sizes\n");
     fprintf(af.f, "# written from-device to-device latency(ms) bandwidth(GB/s) sizes spread\n");
     for (int i = 0; i < calib->n_stages; i++) {
         const db_calib_stage *e = &calib->stages[i];
-        fprintf(af.f, "stage %s %s %s %s %s %s %.17g %.17g %d %.17g %.17g %.17g\n", e->device, e->algo,
+        fprintf(af.f, "stage %s %s %s %s %s %s %.17g %.17g %d %.17g %.17g %.17g %d\n", e->device, e->algo,
                 e->stage, db_role_name(e->role), e->variant, e->kernel_hash, e->model.a, e->model.b, e->model.sizes,
-                e->model.spread, e->model.work, e->model.c);
+                e->model.spread, e->model.work, e->model.c, e->channels);
     }
     for (int i = 0; i < calib->n_transfers; i++) {
         const db_calib_transfer *e = &calib->transfers[i];
@@ -611,14 +631,17 @@ db_status db_calib_save(const db_calib *calib, const char *path)
 }
 
 db_calib_found db_calib_find_stage(const db_calib *calib, const char *device, const char *algo, const char *stage,
-                                   db_role role, const char *variant, const char *kernel_hash, db_cost_model *model,
-                                   char *msg, size_t msg_size)
+                                   db_role role, const char *variant, int channels, const char *kernel_hash,
+                                   db_cost_model *model, char *msg, size_t msg_size)
 {
-    char where[160];
-    snprintf(where, sizeof where, "stage %s/%s (%s%s%s) on device %s", algo, stage, db_role_name(role),
+    char where[180];
+    snprintf(where, sizeof where, "stage %s/%s (%s%s%s%s) on device %s", algo, stage, db_role_name(role),
              variant && variant[0] && strcmp(variant, "-") ? ", variant " : "",
-             variant && strcmp(variant, "-") ? variant : "", device);
-    int i = find_stage(calib, device, algo, stage, role, variant);
+             variant && strcmp(variant, "-") ? variant : "",
+             channels == 1 ? ", gray pages" : channels == 3 ? ", RGB pages" : "", device);
+    int i = find_stage(calib, device, algo, stage, role, variant, channels);
+    if (i < 0 && channels)
+        i = find_stage(calib, device, algo, stage, role, variant, 0);
     if (i < 0) {
         if (msg && msg_size)
             snprintf(msg, msg_size, "%s is not calibrated", where);

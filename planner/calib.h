@@ -3,8 +3,8 @@
 **
 ** The file is plain text, one entry per line, fields separated by spaces:
 **
-**   docbin-calibration 6
-**   stage <device> <algo> <stage> <role> <variant> <kernel-hash> <a> <b> <sizes> <spread> <work> <c>
+**   docbin-calibration 7
+**   stage <device> <algo> <stage> <role> <variant> <kernel-hash> <a> <b> <sizes> <spread> <work> <c> <channels>
 **   transfer <device> <dir> <latency> <bandwidth> <sizes> <spread>
 **   staging <latency> <bandwidth> <sizes> <spread>
 **   crossing <from> <to> <role> <ms> <sizes>
@@ -31,6 +31,12 @@
 **   c            for a stage whose work scales its whole cost (db_stage_work.per_unit),
 **                ms per pixel that the work does not scale (planner/cost.h); 0 for
 **                the others and in files of version 5 and earlier
+**   channels     for a stage that reads the page (db_calib_channels), the channels of
+**                the pages it was timed on: 1 (gray) or 3 (RGB), each with a row of
+**                its own, as converting or reading three bytes a pixel costs more
+**                than one (Otsu's gray on PoCL: half as long on a gray page); 0
+**                for the others, whose input is the same whatever the page, and
+**                in files of version 6 and earlier
 **   dir          h2d (host to device) or d2h (device to host)
 **   latency      ms; t(ms) = latency + bytes / (bandwidth * 1e6)
 **   bandwidth    GB/s (1e9 bytes per second), > 0
@@ -62,7 +68,7 @@
 ** db_algo_kernel_hash.
 **
 ** Blank lines and lines starting with '#' are ignored. Each key (a stage row's
-** first six fields, a transfer row's first two, a crossing row's first three,
+** first six fields and its channels, a transfer row's first two, a crossing row's first three,
 ** a written row's first two)
 ** appears once. A file with any
 ** malformed line is rejected whole, with its name, the line number and the fix
@@ -78,11 +84,13 @@
 #include "runtime/stage.h"
 
 /* The first line of every calibration file; bump the number when rows change. */
-#define DB_CALIB_HEADER "docbin-calibration 6"
+#define DB_CALIB_HEADER "docbin-calibration 7"
 
-/* The headers of the earlier formats, without the stage rows' c (5), without
+/* The headers of the earlier formats, without the stage rows' channels (6),
+** without their c (5), without
 ** their work either (4), without written rows (3), without crossing rows
 ** either (2) and without the staging row (1); still read. */
+#define DB_CALIB_HEADER_6 "docbin-calibration 6"
 #define DB_CALIB_HEADER_5 "docbin-calibration 5"
 #define DB_CALIB_HEADER_4 "docbin-calibration 4"
 #define DB_CALIB_HEADER_3 "docbin-calibration 3"
@@ -103,6 +111,7 @@ typedef struct db_calib_stage {
     db_role role;
     char variant[DB_CALIB_NAME];   /* "-" when the algorithm has no variants */
     char kernel_hash[65];          /* db_stage_kernel_hash when measured */
+    int channels;                  /* 1 or 3: the pages' channels, for a stage that reads the page; else 0 */
     db_cost_model model;
 } db_calib_stage;
 
@@ -164,8 +173,9 @@ db_status db_calib_load(db_calib *calib, const char *path);
 ** creating the missing directories. */
 db_status db_calib_save(const db_calib *calib, const char *path);
 
-/* Adds `entry`, or replaces the entry with the same device, algo, stage, role
-** and variant. DB_ERR_USAGE for a name that is empty, too long or holds a space,
+/* Adds `entry`, or replaces the entry with the same device, algo, stage, role,
+** variant and channels; an entry of 3 channels replaces the one of 0 too (of an
+** older file, timed on the same RGB sample pages). DB_ERR_USAGE for a name that is empty, too long or holds a space,
 ** or a key or hash that is not hex; DB_ERR_NOMEM. */
 db_status db_calib_put_stage(db_calib *calib, const db_calib_stage *entry);
 
@@ -184,10 +194,17 @@ db_status db_calib_put_written(db_calib *calib, const db_calib_written *entry);
 /* Looks up the model of a stage for the current kernels `kernel_hash`. FOUND
 ** fills `model`; STALE (the entry's hash differs) writes into msg which stage on
 ** which device must be recalibrated; MISSING writes what is not calibrated.
-** `variant` is "-" or NULL when the algorithm has none. */
+** `variant` is "-" or NULL when the algorithm has none; `channels` is the
+** row's (db_calib_channels), and where no row has them, a row of 0 channels (a
+** file of version 6 or earlier) is used. */
 db_calib_found db_calib_find_stage(const db_calib *calib, const char *device, const char *algo, const char *stage,
-                                   db_role role, const char *variant, const char *kernel_hash, db_cost_model *model,
-                                   char *msg, size_t msg_size);
+                                   db_role role, const char *variant, int channels, const char *kernel_hash,
+                                   db_cost_model *model, char *msg, size_t msg_size);
+
+/* The channels a row of stage `s` of `algo` is keyed by for pages of `channels`
+** (1 or 3): the page's where the stage reads the page (the algorithm's input),
+** else 0: what it reads is the same for every page. */
+int db_calib_channels(const db_algo *algo, int s, int channels);
 
 /* Looks up the copy model of `device` in direction `dir`: FOUND or MISSING. */
 db_calib_found db_calib_find_transfer(const db_calib *calib, const char *device, db_transfer_dir dir,

@@ -36,7 +36,8 @@ typedef struct calib_state {
     db_context *ctx;
     const db_calibrate_options *o;
     int step, steps;
-    db_image *pages[DB_CALIBRATE_MAX_SIZES];
+    db_image *pages[DB_CALIBRATE_MAX_SIZES];     /* RGB */
+    db_image *gray[DB_CALIBRATE_MAX_SIZES];      /* the same pages in gray */
     double host_gbs; /* the largest staging copy's speed when the calibration began */
 } calib_state;
 
@@ -134,7 +135,7 @@ static double host_share(const db_profile *prof, int run, const db_context *ctx,
 ** profile per page (freed by the caller; NULL when out of memory), runs[k] its
 ** number of timed runs (runs 1..runs[k]), report[k] its warm-up run's report. */
 static db_status profile_sizes(calib_state *c, const db_algo *algo, const db_map *map, const db_job *job,
-                               db_profile **prof, int *runs, db_report *report)
+                               db_image **pages, db_profile **prof, int *runs, db_report *report)
 {
     const db_calibrate_options *o = c->o;
     const int most = RUNS_FACTOR * o->runs < DB_PROFILE_MAX_RUNS - 1 ? RUNS_FACTOR * o->runs
@@ -150,8 +151,7 @@ static db_status profile_sizes(calib_state *c, const db_algo *algo, const db_map
             if (run > runs[k])
                 continue;
             db_image *result = NULL;
-            db_status st = db_run(c->ctx, algo, map, job, c->pages[k], &result, run == 0 ? &report[k] : NULL,
-                                  prof[k]);
+            db_status st = db_run(c->ctx, algo, map, job, pages[k], &result, run == 0 ? &report[k] : NULL, prof[k]);
             db_image_free(result);
             if (st != DB_OK) {
                 char why[1024];
@@ -179,44 +179,33 @@ static double work_median(const double *work, int n)
     return db_box_stats(work, n, &box) == DB_OK ? box.median : 0;
 }
 
-/* Calibrates the stages of `algo` with variant `v` that have an implementation on role `r`,
-** and the host's share of its runs when every stage is on `r`. */
-static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_role r, char hash[][65],
-                                db_calib *out)
+/* Times `algo` with `job` under `map` on `pages`, of `channels` (1 or 3), and
+** records the rows of its stages on role `r` keyed by db_calib_channels: on
+** RGB pages every such stage's and, when every stage is on `r`, the host's
+** share of its runs; on gray pages those of the stages that read the page. */
+static db_status calibrate_pages(calib_state *c, const db_algo *algo, const db_map *map, const db_job *job,
+                                 db_role r, char hash[][65], db_image **pages, int channels, db_calib *out)
 {
     const db_calibrate_options *o = c->o;
-    db_role other = r == DB_ROLE_CPU ? DB_ROLE_GPU : DB_ROLE_CPU;
-    db_map map = {.n = algo->n_stages};
-    for (int s = 0; s < algo->n_stages; s++) {
-        map.role[s] = algo->stages[s].impl[r] ? r : other;
-        if (!db_context_device(c->ctx, map.role[s]))
-            return db_fail(DB_ERR_DEVICE, "calibrating %s on %s: stage %s runs only on %s, but %s", algo->name,
-                           db_role_name(r), algo->stages[s].name, db_role_name(map.role[s]), db_error_message());
-    }
-    const char *variant = algo->n_variants ? algo->variants[v] : "-";
-    db_job job;
-    db_job_defaults(algo, &job);
-    job.variant = v;
+    const char *variant = algo->n_variants ? algo->variants[job->variant] : "-";
     db_cost_sample samples[DB_MAX_STAGES][DB_CALIBRATE_MAX_SIZES], host[DB_CALIBRATE_MAX_SIZES];
     double work[DB_MAX_STAGES][DB_CALIBRATE_MAX_SIZES];
     double spans[DB_PROFILE_MAX_RUNS];
-    int one_role = 1;
+    int one_role = channels == 3;
     for (int s = 0; s < algo->n_stages; s++)
-        one_role &= map.role[s] == r;
-    for (int k = 0; k < o->n_sizes; k++)
-        if (!c->pages[k] && !(c->pages[k] = db_sample_page(o->sizes[k].width, o->sizes[k].height, 1)))
-            return db_error_status();
+        one_role &= map->role[s] == r;
     c->step += o->n_sizes - 1;
-    progress(c, "%s%s%s on %s at %d sizes, %d runs or more each", algo->name, algo->n_variants ? " " : "",
-             algo->n_variants ? variant : "", db_role_name(r), o->n_sizes, o->runs + 1);
+    progress(c, "%s%s%s on %s at %d sizes, %s pages, %d runs or more each", algo->name, algo->n_variants ? " " : "",
+             algo->n_variants ? variant : "", db_role_name(r), o->n_sizes, channels == 1 ? "gray" : "RGB",
+             o->runs + 1);
     db_profile *prof[DB_CALIBRATE_MAX_SIZES] = {0};
     int runs[DB_CALIBRATE_MAX_SIZES];
     db_report report[DB_CALIBRATE_MAX_SIZES] = {0};
-    db_status st = profile_sizes(c, algo, &map, &job, prof, runs, report);
+    db_status st = profile_sizes(c, algo, map, job, pages, prof, runs, report);
     for (int k = 0; k < o->n_sizes && st == DB_OK; k++) {
         int w = o->sizes[k].width, h = o->sizes[k].height;
         for (int s = 0; s < algo->n_stages; s++)
-            work[s][k] = algo->stages[s].work ? algo->stages[s].work->count(&job, w, h, map.role[s], &report[k]) : 0;
+            work[s][k] = algo->stages[s].work ? algo->stages[s].work->count(job, w, h, map->role[s], &report[k]) : 0;
         /* Every sample of this size is judged against the run's median wall time (cost.h). */
         db_box wall;
         for (int run = 1; run <= runs[k]; run++)
@@ -224,16 +213,15 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
         st = db_box_stats(spans, runs[k], &wall);
         for (int s = 0; s < algo->n_stages && st == DB_OK; s++) {
             for (int run = 1; run <= runs[k]; run++)
-                spans[run - 1] = stage_span(prof[k], run, algo->stages[s].name, map.role[s]);
+                spans[run - 1] = stage_span(prof[k], run, algo->stages[s].name, map->role[s]);
             db_box box;
             st = db_box_stats(spans, runs[k], &box);
             samples[s][k] = (db_cost_sample){.size = (double)w * h, .ms = box.median, .of_ms = wall.median};
         }
         if (st == DB_OK && one_role) {
-            /* The sample pages are RGB: their staging copies are of three bytes a pixel. */
-            int channels = c->pages[k]->channels;
-            size_t in = db_item_bytes(&algo->items[algo->input], &job, w, h, channels);
-            size_t res = db_item_bytes(&algo->items[algo->output], &job, w, h, channels);
+            /* The pages are RGB: their staging copies are of three bytes a pixel. */
+            size_t in = db_item_bytes(&algo->items[algo->input], job, w, h, channels);
+            size_t res = db_item_bytes(&algo->items[algo->output], job, w, h, channels);
             for (int run = 1; run <= runs[k]; run++)
                 spans[run - 1] = host_share(prof[k], run, c->ctx, out, in, res);
             db_box box;
@@ -248,13 +236,15 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
     if (st != DB_OK) {
         char why[1024];
         snprintf(why, sizeof why, "%s", db_error_message());
-        return db_fail(st, "calibrating %s on %s: %s", algo->name, db_role_name(r), why);
+        return db_fail(st, "calibrating %s on %s, %s pages: %s", algo->name, db_role_name(r),
+                       channels == 1 ? "gray" : "RGB", why);
     }
     const db_device *dev = c->ctx->role[r];
     for (int s = 0; s < algo->n_stages; s++) {
-        if (map.role[s] != r)
+        int key_channels = db_calib_channels(algo, s, channels);
+        if (map->role[s] != r || (channels == 1 && !key_channels))
             continue;
-        db_calib_stage e = {.role = r};
+        db_calib_stage e = {.role = r, .channels = key_channels};
         snprintf(e.device, sizeof e.device, "%s", dev->info.key);
         snprintf(e.algo, sizeof e.algo, "%s", algo->name);
         snprintf(e.stage, sizeof e.stage, "%s", algo->stages[s].name);
@@ -302,6 +292,40 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
         return db_fail(st, "calibrating the host's share of %s runs on %s: %s", algo->name, db_role_name(r), why);
     }
     return DB_OK;
+}
+
+/* Calibrates the stages of `algo` with variant `v` that have an implementation
+** on role `r`, on RGB pages and, for those that read the page, on gray pages
+** too; and the host's share of its runs when every stage is on `r`. */
+static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_role r, char hash[][65],
+                                db_calib *out)
+{
+    const db_calibrate_options *o = c->o;
+    db_role other = r == DB_ROLE_CPU ? DB_ROLE_GPU : DB_ROLE_CPU;
+    db_map map = {.n = algo->n_stages};
+    int readers = 0;
+    for (int s = 0; s < algo->n_stages; s++) {
+        map.role[s] = algo->stages[s].impl[r] ? r : other;
+        if (!db_context_device(c->ctx, map.role[s]))
+            return db_fail(DB_ERR_DEVICE, "calibrating %s on %s: stage %s runs only on %s, but %s", algo->name,
+                           db_role_name(r), algo->stages[s].name, db_role_name(map.role[s]), db_error_message());
+        readers += map.role[s] == r && db_calib_channels(algo, s, 1);
+    }
+    db_job job;
+    db_job_defaults(algo, &job);
+    job.variant = v;
+    for (int k = 0; k < o->n_sizes; k++) {
+        int w = o->sizes[k].width, h = o->sizes[k].height;
+        if ((!c->pages[k] && !(c->pages[k] = db_sample_page(w, h, 1))) ||
+            (!c->gray[k] && !(c->gray[k] = db_sample_gray_page(w, h, 1))))
+            return db_error_status();
+    }
+    db_status st = calibrate_pages(c, algo, &map, &job, r, hash, c->pages, 3, out);
+    if (st == DB_OK && readers)
+        st = calibrate_pages(c, algo, &map, &job, r, hash, c->gray, 1, out);
+    else
+        c->step += o->n_sizes;
+    return st;
 }
 
 static db_status calibrate_transfers(calib_state *c, db_device *dev, db_calib *out)
@@ -635,7 +659,7 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
             chosen += !o->variant || !strcmp(o->variant, algo->variants[v]);
         if (o->variant && algo->n_variants && !chosen)
             return db_fail(DB_ERR_USAGE, "%s has no variant '%s'", algo->name, o->variant);
-        c.steps += (algo->n_variants ? chosen : 1) * roles * o->n_sizes;
+        c.steps += (algo->n_variants ? chosen : 1) * roles * o->n_sizes * 2; /* RGB and gray pages */
     }
     int written = 0;
     for (int r = 0; r < DB_ROLE_COUNT; r++) {
@@ -662,7 +686,7 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
                 if (any)
                     st = calibrate_role(&c, algo, v, (db_role)r, hash, out);
                 else
-                    c.step += o->n_sizes;
+                    c.step += o->n_sizes * 2;
             }
     }
     for (int r = 0; r < DB_ROLE_COUNT && st == DB_OK; r++)
@@ -678,7 +702,9 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
         st = calibrate_crossings(&c, o->algos, n_algos, out);
     if (st == DB_OK)
         st = check_host(&c);
-    for (int k = 0; k < DB_CALIBRATE_MAX_SIZES; k++)
+    for (int k = 0; k < DB_CALIBRATE_MAX_SIZES; k++) {
         db_image_free(c.pages[k]);
+        db_image_free(c.gray[k]);
+    }
     return st;
 }

@@ -17,8 +17,8 @@
 /* Said after every reason a file is rejected. */
 #define HISTORY_FIX "the history is not used; delete the file to start a new one"
 
-/* Fields of a run row, its kind included, and of rows of versions 2 and 1. */
-enum { RUN_FIELDS = 11, RUN_FIELDS_2 = 10, RUN_FIELDS_1 = 9 };
+/* Fields of a run row, its kind included, and of rows of versions 3, 2 and 1. */
+enum { RUN_FIELDS = 12, RUN_FIELDS_3 = 11, RUN_FIELDS_2 = 10, RUN_FIELDS_1 = 9 };
 
 /* Longest row written: the key's fields, three numbers, the crossing flag and separators. */
 enum { ROW_MAX = 512 };
@@ -91,8 +91,8 @@ static db_status parse_file(const char *path, char *text, db_history *out)
         p = nl + 1;
         /* Two runs creating the file at once may put a row before the header;
         ** rows of any version may follow any header (appends to an old file). */
-        if (!strcmp(line, DB_HISTORY_HEADER) || !strcmp(line, DB_HISTORY_HEADER_2) ||
-            !strcmp(line, DB_HISTORY_HEADER_1))
+        if (!strcmp(line, DB_HISTORY_HEADER) || !strcmp(line, DB_HISTORY_HEADER_3) ||
+            !strcmp(line, DB_HISTORY_HEADER_2) || !strcmp(line, DB_HISTORY_HEADER_1))
             continue;
         if (!strncmp(line, "docbin-history", 14))
             return db_fail(DB_ERR_FORMAT, "%s:%d: the header is '%.40s', not '%s' (another docbin's format); %s",
@@ -103,12 +103,12 @@ static db_status parse_file(const char *path, char *text, db_history *out)
             continue;
         db_history_run r;
         const char *why = NULL;
-        char count_why[64];
+        char count_why[96];
         if (strcmp(f[0], "run") != 0) {
             why = "the row is not a 'run' row (not a history file?)";
-        } else if (n != RUN_FIELDS && n != RUN_FIELDS_2 && n != RUN_FIELDS_1) {
-            snprintf(count_why, sizeof count_why, "a run row has %d fields, not %d (or %d or %d, of older versions)",
-                     n, RUN_FIELDS, RUN_FIELDS_2, RUN_FIELDS_1);
+        } else if (n != RUN_FIELDS && n != RUN_FIELDS_3 && n != RUN_FIELDS_2 && n != RUN_FIELDS_1) {
+            snprintf(count_why, sizeof count_why, "a run row has %d fields, not %d (or %d, %d or %d, of older "
+                     "versions)", n, RUN_FIELDS, RUN_FIELDS_3, RUN_FIELDS_2, RUN_FIELDS_1);
             why = count_why;
         } else if (!(why = db_calib_parse_key(f, &r.key))) {
             r.work = 0;
@@ -117,13 +117,20 @@ static db_status parse_file(const char *path, char *text, db_history *out)
                 why = "the pixels or the time (fields 8, 9) is not a number";
             else if (n >= RUN_FIELDS_2 && !db_calib_parse_number(f[9], &r.work))
                 why = "the work (field 10) is not a number";
-            else if (n == RUN_FIELDS && strcmp(f[10], "0") != 0 && strcmp(f[10], "1") != 0)
+            else if (n >= RUN_FIELDS_3 && strcmp(f[10], "0") != 0 && strcmp(f[10], "1") != 0)
                 why = "the crossing field (11) is neither 0 nor 1";
-            else
+            else if (n == RUN_FIELDS && strcmp(f[11], "0") != 0 && strcmp(f[11], "1") != 0 &&
+                     strcmp(f[11], "3") != 0)
+                why = "the channels (field 12) are neither 0, 1 nor 3";
+            if (!why) {
+                r.key.channels = n == RUN_FIELDS ? atoi(f[11]) : 0;
                 why = run_problem(&r);
-            /* Older rows do not say: their spans may hold a crossing. */
+            }
+            /* Rows of versions 1 and 2 do not say: their spans may hold a
+            ** crossing. Rows of version 3 do not say their page's channels:
+            ** keyed 0, they never match a stage that reads the page. */
             if (!why)
-                r.at_crossing = n < RUN_FIELDS || f[10][0] == '1';
+                r.at_crossing = n < RUN_FIELDS_3 || f[10][0] == '1';
         }
         if (why)
             return db_fail(DB_ERR_FORMAT, "%s:%d: %s; %s", path, line_no, why, HISTORY_FIX);
@@ -165,16 +172,16 @@ db_status db_history_load(db_history *history, const char *path)
 /* Writes one row into buf; returns its length (%.17g: doubles read back bit for bit). */
 static int format_row(char *buf, size_t size, const db_history_run *r)
 {
-    return snprintf(buf, size, "run %s %s %s %s %s %s %.17g %.17g %.17g %d\n", r->key.device, r->key.algo,
+    return snprintf(buf, size, "run %s %s %s %s %s %s %.17g %.17g %.17g %d %d\n", r->key.device, r->key.algo,
                     r->key.stage, db_role_name(r->key.role), r->key.variant, r->key.kernel_hash, r->pixels, r->ms,
-                    r->work, r->at_crossing);
+                    r->work, r->at_crossing, r->key.channels);
 }
 
-/* Whether two keys name one stage (the key less its kernel hash). */
+/* Whether two keys name one stage on pages of one kind (the key less its kernel hash). */
 static int same_stage(const db_calib_stage *x, const db_calib_stage *y)
 {
     return !strcmp(x->device, y->device) && !strcmp(x->algo, y->algo) && !strcmp(x->stage, y->stage) &&
-           x->role == y->role && !strcmp(x->variant, y->variant);
+           x->role == y->role && !strcmp(x->variant, y->variant) && x->channels == y->channels;
 }
 
 static int same_key(const db_calib_stage *a, const db_calib_stage *b)
@@ -193,6 +200,7 @@ static int cmp_stage_then_position(const void *pa, const void *pb, void *ctx)
     c = c ? c : strcmp(x->stage, y->stage);
     c = c ? c : (int)x->role - (int)y->role;
     c = c ? c : strcmp(x->variant, y->variant);
+    c = c ? c : x->channels - y->channels;
     return c ? c : a - b;
 }
 
@@ -304,8 +312,8 @@ db_status db_history_append(const char *path, const db_history_run *runs, int n)
 }
 
 db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*keys)[17], const db_algo *algo,
-                          const db_job *job, const db_map *map, int width, int height, const db_report *report,
-                          db_history_run *out, int *n)
+                          const db_job *job, const db_map *map, int width, int height, int channels,
+                          const db_report *report, db_history_run *out, int *n)
 {
     *n = 0;
     const char *variant = algo->n_variants ? algo->variants[job->variant] : "-";
@@ -329,6 +337,7 @@ db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*k
         snprintf(r->key.stage, sizeof r->key.stage, "%s", algo->stages[s].name);
         snprintf(r->key.variant, sizeof r->key.variant, "%s", variant);
         r->key.role = role;
+        r->key.channels = db_calib_channels(algo, s, channels);
         r->pixels = (double)width * height;
         r->ms = row->span_ms;
         r->work = algo->stages[s].work && report ? algo->stages[s].work->count(job, width, height, role, report) : 0;

@@ -10,13 +10,15 @@
 ** fills pools, nor a batch page that shared its devices with other pages), to
 ** `<calibration file>.history`:
 **
-**   docbin-history 3
-**   run <device> <algo> <stage> <role> <variant> <kernel-hash> <pixels> <ms> <work> <crossing>
+**   docbin-history 4
+**   run <device> <algo> <stage> <role> <variant> <kernel-hash> <pixels> <ms> <work> <crossing> <channels>
 **
 ** with the fields of a calibration stage row (calib.h), the image's pixels,
 ** the stage's measured span in ms (what calibration measures) and the work it
-** did (db_stage.work; 0 for a stage whose cost follows the size alone), and
-** `crossing`, 1 where the stage was beside a crossing (db_map_at_crossing).
+** did (db_stage.work; 0 for a stage whose cost follows the size alone),
+** `crossing`, 1 where the stage was beside a crossing (db_map_at_crossing), and
+** `channels`, as a calibration row's: the page's (1 or 3) for a stage that
+** reads the page, else 0.
 ** The planner scales each calibrated stage model by the median of measured /
 ** predicted (at the row's work) over the stage's last DB_HISTORY_KEEP runs on
 ** that device with the current kernels that were not beside a crossing, once
@@ -28,10 +30,12 @@
 ** what the planner expects of the next page (db_history_work). Where the work
 ** is the same on every device, runs on the GPU tell what the CPU would face;
 ** where the roles count it differently (db_stage_work.by_role), only runs on
-** the same role count. Files of versions 1 (rows without the work) and 2
-** (without `crossing`) are still read, and rows of any version may follow any
-** header; their rows, which do not say whether they were beside a crossing,
-** tell the work only.
+** the same role count. Files of versions 1 (rows without the work), 2
+** (without `crossing`) and 3 (without `channels`) are still read, and rows of
+** any version may follow any header; rows of versions 1 and 2, which do not say
+** whether they were beside a crossing, tell the work only, and rows of version
+** 3 read as of 0 channels, so that a stage that reads the page takes only
+** their work.
 **
 ** Every run appends its rows with one write to a file opened for appending, so
 ** concurrent runs on one host interleave whole runs; a file past
@@ -53,9 +57,10 @@
 #include "planner/map.h"
 #include "runtime/profile.h"
 
-/* The header line of a history file, and those of versions 2 (no crossing
-** field) and 1 (no work field either). */
-#define DB_HISTORY_HEADER "docbin-history 3"
+/* The header line of a history file, and those of versions 3 (no channels
+** field), 2 (no crossing field either) and 1 (no work field either). */
+#define DB_HISTORY_HEADER "docbin-history 4"
+#define DB_HISTORY_HEADER_3 "docbin-history 3"
 #define DB_HISTORY_HEADER_2 "docbin-history 2"
 #define DB_HISTORY_HEADER_1 "docbin-history 1"
 
@@ -104,19 +109,20 @@ db_status db_history_add(db_history *history, const db_history_run *runs, int n)
 ** names or key a calibration row could not hold, or whose time is not positive. */
 db_status db_history_append(const char *path, const db_history_run *runs, int n);
 
-/* The rows of one run of a width x height page from its per-stage profile
-** rows (db_profile_run_rows): one per stage of `algo` that ran, on the role
-** `map` gives it, keyed by keys[role] (db_device_info.key), the variant of
-** `job` and the stage's kernel hash, with the work from the run's `report`
+/* The rows of one run of a width x height page of `channels` (1 or 3) from its
+** per-stage profile rows (db_profile_run_rows): one per stage of `algo` that
+** ran, on the role `map` gives it, keyed by keys[role] (db_device_info.key),
+** the variant of `job`, the stage's kernel hash and db_calib_channels, with
+** the work from the run's `report`
 ** (may be NULL: no work) and `at_crossing` from `map` (db_map_at_crossing).
 ** *n is the count (at most DB_MAX_STAGES rows go to `out`). */
 db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*keys)[17], const db_algo *algo,
-                          const db_job *job, const db_map *map, int width, int height, const db_report *report,
-                          db_history_run *out, int *n);
+                          const db_job *job, const db_map *map, int width, int height, int channels,
+                          const db_report *report, db_history_run *out, int *n);
 
 /* The correction of a calibrated stage model: the median of ms / predicted
 ** over the last DB_HISTORY_KEEP rows not beside a crossing with the same key as
-** `key` (device, algo, stage, role, variant and kernel hash), in *factor. Returns how many rows that was;
+** `key` (device, algo, stage, role, variant, kernel hash and channels), in *factor. Returns how many rows that was;
 ** with fewer than DB_HISTORY_MIN, *factor is 1. */
 int db_history_factor(const db_history *history, const db_calib_stage *key, const db_cost_model *model,
                       double *factor);

@@ -168,8 +168,9 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
             const db_device_info *info = &ctx->role[r]->info;
             db_cost_model model;
             char msg[DB_PLAN_NOTE];
-            switch (db_calib_find_stage(calib, info->key, algo->name, stage->name, (db_role)r, variant, hash,
-                                        &model, msg, sizeof msg)) {
+            int key_channels = db_calib_channels(algo, s, channels);
+            switch (db_calib_find_stage(calib, info->key, algo->name, stage->name, (db_role)r, variant, key_channels,
+                                        hash, &model, msg, sizeof msg)) {
             case DB_CALIB_FOUND: {
                 model.per_unit = stage->work && stage->work->per_unit[r];
                 double factor = 1.0;
@@ -180,6 +181,7 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
                     snprintf(key.stage, sizeof key.stage, "%s", stage->name);
                     snprintf(key.variant, sizeof key.variant, "%s", variant);
                     snprintf(key.kernel_hash, sizeof key.kernel_hash, "%s", hash);
+                    key.channels = key_channels;
                     costs->history_runs[s][r] = db_history_factor(history, &key, &model, &factor);
                     costs->history_factor[s][r] = factor;
                 }
@@ -241,7 +243,7 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
         const db_device_info *info = &ctx->role[r]->info;
         db_cost_model model;
         char msg[DB_PLAN_NOTE];
-        switch (db_calib_find_stage(calib, info->key, algo->name, DB_CALIB_HOST_STAGE, (db_role)r, variant,
+        switch (db_calib_find_stage(calib, info->key, algo->name, DB_CALIB_HOST_STAGE, (db_role)r, variant, 0,
                                     algo_hash, &model, msg, sizeof msg)) {
         case DB_CALIB_FOUND:
             costs->host_ms[r] = fmax(0, db_cost_predict(&model, pixels, 0));

@@ -498,6 +498,7 @@ static void run_slot(batch *b, lane_arg *lane, slot *s)
     s->r.warm = lane->runs++ > 0;
     s->r.shared = b->shared;
     s->r.width = s->in->width;
+    s->r.channels = s->in->channels;
     s->r.height = s->in->height;
     for (int r = 0; r < DB_ROLE_COUNT; r++)
         snprintf(s->r.device[r], sizeof s->r.device[r], "%s", lane->ctx->role[r] ? lane->ctx->role[r]->info.key : "");

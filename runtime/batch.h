@@ -90,6 +90,7 @@ typedef struct db_batch_result {
     bool warm;              /* not its context's first image (which builds programs and fills pools) */
     bool shared;            /* other images of the batch may run on its devices at the same time */
     int width, height;      /* the input's size, once decoded */
+    int channels;           /* its channels, 1 (gray) or 3 (RGB), once decoded */
     double decode_ms, run_ms, encode_ms; /* each step alone */
     double wall_ms;         /* from claiming the input to the output in place, queues included */
     double start_ms;        /* when it was claimed (its decode began), from the batch's start */

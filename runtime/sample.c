@@ -41,11 +41,12 @@ static void glyph(uint8_t *ink_map, int w, int h, int x0, int y0, int gw, int gh
     }
 }
 
-db_image *db_sample_page(int width, int height, uint32_t seed)
+/* The page of db_sample_page in `channels` (1 or 3). */
+static db_image *render(int width, int height, uint32_t seed, int channels)
 {
-    if (db_image_check_size(width, height, 3, "sample page") != DB_OK)
+    if (db_image_check_size(width, height, channels, "sample page") != DB_OK)
         return NULL;
-    db_image *img = db_image_new(width, height, 3);
+    db_image *img = db_image_new(width, height, channels);
     uint8_t *ink_map = calloc((size_t)width * height, 1);
     if (!img || !ink_map) {
         db_image_free(img);
@@ -82,6 +83,10 @@ db_image *db_sample_page(int width, int height, uint32_t seed)
                 light -= (int)(25 * (r2 - d2) / r2);
             int v = ink_map[(size_t)y * width + x] ? 40 + range(&s, 0, 30) : light + range(&s, -8, 8);
             v = v < 0 ? 0 : v > 255 ? 255 : v;
+            if (channels == 1) {
+                row[x] = (uint8_t)v;
+                continue;
+            }
             row[3 * x] = (uint8_t)v;
             row[3 * x + 1] = (uint8_t)(v * 96 / 100);
             row[3 * x + 2] = (uint8_t)(v * 82 / 100);
@@ -89,4 +94,14 @@ db_image *db_sample_page(int width, int height, uint32_t seed)
     }
     free(ink_map);
     return img;
+}
+
+db_image *db_sample_page(int width, int height, uint32_t seed)
+{
+    return render(width, height, seed, 3);
+}
+
+db_image *db_sample_gray_page(int width, int height, uint32_t seed)
+{
+    return render(width, height, seed, 1);
 }

@@ -40,6 +40,10 @@ SOURCES = {
 UNITS = {('hbk', 'kmeans'): ['passes per block', 'passes per block\0per unit'],
          ('dbs', 'search'): ['changes per pixel', 'changes per pixel'],
          ('howe', 'graphcut'): ['search steps per pixel', 'commands\0per unit']}
+# The stages that read the page (the algorithm's input), which calibration times on RGB and on
+# gray pages, a row for each (channels 3 and 1); every other row serves any page (channels 0).
+READS_PAGE = {('otsu', 'gray'), ('sauvola', 'gray'), ('hbk', 'kmeans'), ('hbk', 'label')}
+PAGES = {'0': 'any', '1': 'gray', '3': 'RGB'}
 PRELUDE = b'#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#pragma OPENCL FP_CONTRACT OFF\n#line 1\n'
 TINY = ['--sizes', '64x48,96x64,128x96', '--runs', '2']
 
@@ -119,18 +123,19 @@ def check_stage_rows(rows, algos, names, device_keys, what):
         for stage, roles in stages:
             for role in roles:
                 for v in variants:
-                    expected.add((a, stage, role, v))
+                    for channels in ('1', '3') if (a, stage) in READS_PAGE else ('0',):
+                        expected.add((a, stage, role, v, channels))
         for role in ('cpu', 'gpu'):
             if all(role in roles for _, roles in stages):
                 for v in variants:
-                    expected.add((a, 'host', role, v))
-    got = [(r[2], r[3], r[4], r[5]) for r in rows if r[2] in names]
+                    expected.add((a, 'host', role, v, '0'))
+    got = [(r[2], r[3], r[4], r[5], r[13] if len(r) > 13 else '') for r in rows if r[2] in names]
     check(len(got) == len(set(got)), f'{what}: duplicate rows')
     check(set(got) == expected, f'{what}: rows {sorted(set(got) ^ expected)} missing or unexpected')
     for r in rows:
         if r[2] not in names:
             continue
-        check(len(r) == 13, f'{what}: row has {len(r)} fields: {r}')
+        check(len(r) == 14, f'{what}: row has {len(r)} fields: {r}')
         check(r[1] in device_keys, f'{what}: device {r[1]} is not a bound device ({device_keys})')
         want = algo_hash(r[2], algos) if r[3] == 'host' else stage_hash(r[2], r[3])
         check(r[6] == want, f'{what}: kernel hash of {r[2]}/{r[3]} is {r[6]}')
@@ -200,20 +205,22 @@ def main():
         check(os.path.exists(path), f'no calibration file at {path}')
         if os.path.exists(path):
             header, stages, transfers = read_calib(path)
-            check(header == 'docbin-calibration 6', f'header {header!r}')
+            check(header == 'docbin-calibration 7', f'header {header!r}')
             keys = set(re.findall(r'\b[0-9a-f]{16}\b', devices))
             n = check_stage_rows(stages, algos, ['otsu', 'sauvola'], keys, 'first calibration')
             check(len(stages) == n, f'first calibration: {len(stages)} rows, expected {n}')
             check(str(n) + ' stage rows' in out, f'summary does not count {n} rows: {out}')
             check(out.count('\notsu ') + out.count('\nsauvola ') == n, 'summary table lacks rows')
-            # Each printed row: a, b in ms per megapixel, spread and c in ms per megapixel, as in the file.
-            printed = {tuple(l.split()[:4]): l.split()[5:] for l in out.splitlines()
+            # Each printed row: the pages it serves, then a, b in ms per megapixel, spread and c in ms
+            # per megapixel, as in the file.
+            printed = {tuple(l.split()[:5]): l.split()[6:] for l in out.splitlines()
                        if l.split()[:1] in (['otsu'], ['sauvola'])}
-            check('c (ms/Mpx)' in out and len(printed) == n and all(
-                abs(float(printed[(r[2], r[3], r[4], r[5])][0]) - float(r[7])) <= 6e-5 and
-                abs(float(printed[(r[2], r[3], r[4], r[5])][1]) - float(r[8]) * 1e6) <= 6e-5 and
-                abs(float(printed[(r[2], r[3], r[4], r[5])][3]) - float(r[12]) * 1e6) <= 6e-5
-                for r in stages if (r[2], r[3], r[4], r[5]) in printed), f'summary table against the file: {out}')
+            keyed = {(r[2], r[3], r[4], r[5], PAGES.get(r[13], '?')): r for r in stages}
+            check('c (ms/Mpx)' in out and len(printed) == n and set(printed) == set(keyed) and all(
+                abs(float(printed[k][0]) - float(r[7])) <= 6e-5 and
+                abs(float(printed[k][1]) - float(r[8]) * 1e6) <= 6e-5 and
+                abs(float(printed[k][3]) - float(r[12]) * 1e6) <= 6e-5
+                for k, r in keyed.items() if k in printed), f'summary table against the file: {out}')
             # Both roles are on PoCL, which shares host memory: no copies to time.
             check(not transfers and 'no transfer rows' in out, f'transfer rows for shared memory: {transfers}')
             staging = [l.split() for l in open(path) if l.startswith('staging ')]
@@ -232,7 +239,7 @@ def main():
             rc, out, err = run(['--calibrate', '--algo', 'hbk', '--calib', path] + TINY)
             check(rc == 0, f'calibrate hbk failed: {err}')
             header, stages, _ = read_calib(path)
-            check(header == 'docbin-calibration 6', f'header after merge {header!r}')
+            check(header == 'docbin-calibration 7', f'header after merge {header!r}')
             check(first <= {' '.join(r) for r in stages}, 'merge lost or changed rows of the first calibration')
             n_hbk = check_stage_rows(stages, algos, ['hbk'], keys, 'merged calibration')
             check(len(stages) == n + n_hbk, f'merged file has {len(stages)} rows, expected {n + n_hbk}')

@@ -210,7 +210,8 @@ static int same_stage(const db_calib_stage *x, const db_calib_stage *y)
     return !strcmp(x->device, y->device) && !strcmp(x->algo, y->algo) && !strcmp(x->stage, y->stage) &&
            x->role == y->role && !strcmp(x->variant, y->variant) && !strcmp(x->kernel_hash, y->kernel_hash) &&
            x->model.a == y->model.a && x->model.b == y->model.b && x->model.sizes == y->model.sizes &&
-           x->model.spread == y->model.spread && x->model.work == y->model.work && x->model.c == y->model.c;
+           x->model.spread == y->model.spread && x->model.work == y->model.work && x->model.c == y->model.c &&
+           x->channels == y->channels;
 }
 
 static int same_transfer(const db_calib_transfer *x, const db_calib_transfer *y)
@@ -252,6 +253,7 @@ static void test_file(void)
     db_calib_stage e1 = stage_entry("0123456789abcdef", "stats", DB_ROLE_GPU, "shared", 'a', 0.1 / 3, 1.0 / 7e6);
     db_calib_stage e2 = stage_entry("0123456789abcdef", "stats", DB_ROLE_CPU, "shared", 'b', -0.01, 3e-7);
     db_calib_stage e3 = stage_entry("fedcba9876543210", "gray", DB_ROLE_GPU, "-", 'c', 2, 1e-9);
+    e3.channels = 1; /* timed on gray pages */
     e2.model.work = 12.0 / 7; /* a stage whose cost follows the content */
     e2.model.c = 1.0 / 9e6;    /* and whose work scales its whole cost, besides a part that it does not */
     db_calib_transfer t1 = {"0123456789abcdef", DB_H2D, {.latency_ms = 0.015, .bandwidth_gbs = 11.7, .sizes = 5,
@@ -267,6 +269,10 @@ static void test_file(void)
     db_calib_stage bad = e1;
     snprintf(bad.stage, sizeof bad.stage, "two words");
     CHECK(db_calib_put_stage(&c, &bad) == DB_ERR_USAGE, "a name with a blank accepted");
+    bad = e1;
+    bad.channels = 2;
+    CHECK(db_calib_put_stage(&c, &bad) == DB_ERR_USAGE && strstr(db_error_message(), "channels"),
+          "2 channels accepted: %s", db_error_message());
 
     db_transfer_model staging = {.latency_ms = 0.002, .bandwidth_gbs = 7.0 / 3, .sizes = 4, .spread = 0.05};
     CHECK(db_calib_put_staging(&c, &staging) == DB_OK, "put staging: %s", db_error_message());
@@ -362,6 +368,14 @@ static void test_file(void)
               o.stages[0].model.c == 0,
           "fifth format: %s", db_error_message());
     db_calib_free(&o);
+    /* And one of the sixth, whose stage rows do not say their pages' channels: 0 (any page). */
+    write_text(old_path, "docbin-calibration 6\nstage 0123456789abcdef otsu gray gpu - "
+                         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0\n");
+    db_calib_init(&o);
+    CHECK(db_calib_load(&o, old_path) == DB_OK && o.n_stages == 1 && o.stages[0].channels == 0 &&
+              o.stages[0].model.a == 0.1,
+          "sixth format: %s", db_error_message());
+    db_calib_free(&o);
     /* A written row with a field missing, or a non-positive bandwidth, fails the file with its line. */
     write_text(old_path, "docbin-calibration 4\nwritten 0123456789abcdef fedcba9876543210 0.01 20 4\n");
     db_calib_init(&o);
@@ -386,19 +400,40 @@ static void test_file(void)
     memset(hash_z, '0', 64);
     hash_z[64] = '\0';
     db_cost_model m = {0};
-    CHECK(db_calib_find_stage(&d, "0123456789abcdef", "sauvola", "stats", DB_ROLE_GPU, "shared", hash_a, &m, msg,
+    CHECK(db_calib_find_stage(&d, "0123456789abcdef", "sauvola", "stats", DB_ROLE_GPU, "shared", 0, hash_a, &m, msg,
                               sizeof msg) == DB_CALIB_FOUND && m.a == 0.5, "lookup: a=%g %s", m.a, msg);
-    CHECK(db_calib_find_stage(&d, "0123456789abcdef", "sauvola", "stats", DB_ROLE_GPU, "shared", hash_z, &m, msg,
+    CHECK(db_calib_find_stage(&d, "0123456789abcdef", "sauvola", "stats", DB_ROLE_GPU, "shared", 0, hash_z, &m, msg,
                               sizeof msg) == DB_CALIB_STALE, "another kernel hash not stale");
     CHECK(strstr(msg, "sauvola/stats") && strstr(msg, "0123456789abcdef") && strstr(msg, "recalibrate"),
           "stale message: %s", msg);
-    CHECK(db_calib_find_stage(&d, "0123456789abcdef", "sauvola", "gray", DB_ROLE_GPU, NULL, hash_a, &m, msg,
+    CHECK(db_calib_find_stage(&d, "0123456789abcdef", "sauvola", "gray", DB_ROLE_GPU, NULL, 0, hash_a, &m, msg,
                               sizeof msg) == DB_CALIB_MISSING && strstr(msg, "not calibrated"), "missing: %s", msg);
     char hash_c[65];
     memset(hash_c, 'c', 64);
     hash_c[64] = '\0';
-    CHECK(db_calib_find_stage(&d, "fedcba9876543210", "sauvola", "gray", DB_ROLE_GPU, NULL, hash_c, &m, msg,
-                              sizeof msg) == DB_CALIB_FOUND, "variant NULL does not find '-': %s", msg);
+    CHECK(db_calib_find_stage(&d, "fedcba9876543210", "sauvola", "gray", DB_ROLE_GPU, NULL, 1, hash_c, &m, msg,
+                              sizeof msg) == DB_CALIB_FOUND && m.a == 2, "variant NULL does not find '-': %s", msg);
+    /* Rows by the pages' channels: the gray row for gray pages only; for RGB
+    ** pages none (a calibration that timed gray pages alone), then a row of 0
+    ** channels (a file of version 6) serves both, and an RGB row replaces it. */
+    CHECK(db_calib_find_stage(&d, "fedcba9876543210", "sauvola", "gray", DB_ROLE_GPU, NULL, 3, hash_c, &m, msg,
+                              sizeof msg) == DB_CALIB_MISSING && strstr(msg, "RGB pages"),
+          "the gray row used for RGB pages: %s", msg);
+    db_calib_stage any = d.stages[2], rgb = d.stages[2];
+    any.channels = 0;
+    any.model.a = 5;
+    rgb.channels = 3;
+    rgb.model.a = 7;
+    CHECK(db_calib_put_stage(&d, &any) == DB_OK && d.n_stages == 4 &&
+              db_calib_find_stage(&d, "fedcba9876543210", "sauvola", "gray", DB_ROLE_GPU, NULL, 3, hash_c, &m, msg,
+                                  sizeof msg) == DB_CALIB_FOUND && m.a == 5 &&
+              db_calib_find_stage(&d, "fedcba9876543210", "sauvola", "gray", DB_ROLE_GPU, NULL, 1, hash_c, &m, msg,
+                                  sizeof msg) == DB_CALIB_FOUND && m.a == 2,
+          "a row of 0 channels: %d rows, a %g (%s)", d.n_stages, m.a, msg);
+    CHECK(db_calib_put_stage(&d, &rgb) == DB_OK && d.n_stages == 4 &&
+              db_calib_find_stage(&d, "fedcba9876543210", "sauvola", "gray", DB_ROLE_GPU, NULL, 3, hash_c, &m, msg,
+                                  sizeof msg) == DB_CALIB_FOUND && m.a == 7,
+          "an RGB row did not replace the row of 0 channels: %d rows, a %g", d.n_stages, m.a);
     db_transfer_model tm;
     CHECK(db_calib_find_transfer(&d, "0123456789abcdef", DB_D2H, &tm) == DB_CALIB_FOUND &&
           tm.bandwidth_gbs == 1.0 / 3, "transfer lookup");
@@ -419,37 +454,45 @@ static void test_file(void)
     /* Malformed files: rejected whole, naming the file, the line and the fix. */
     const char *hdr = DB_CALIB_HEADER "\n";
     const char *good = "stage 0123456789abcdef otsu gray gpu - "
-                       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0\n";
+                       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0 3\n";
     struct {
         const char *body;
         int line;
         const char *what;
     } cases[] = {
-        {"docbin-calibration 7\n", 1, "header"},
+        {"docbin-calibration 8\n", 1, "header"},
         {"garbage\n", 1, "header"},
         {"", 1, "empty"},
         {"stage 0123456789abcdef otsu gray gpu -\n", 3, "fields"},
         {"stage 0123456789abcdef otsu gray gpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 fast 3 0.01 0 0\n", 3, "number"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 fast 3 0.01 0 0 3\n", 3, "number"},
         {"stage 0123456789abcdef otsu gray gpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 2 0.01 0 0\n", 3, "sizes"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 2 0.01 0 0 3\n", 3, "sizes"},
         {"stage 0123456789abcdef otsu gray tpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0\n", 3, "role"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0 3\n", 3, "role"},
         {"stage 0123456789abcdeg otsu gray gpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0\n", 3, "device"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0 3\n", 3, "device"},
         {"stage 0123456789abcdef otsu kmeans gpu - "
          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01\n", 3, "work missing"},
         {"stage 0123456789abcdef otsu kmeans gpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 -4 0\n", 3, "work negative"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 -4 0 3\n", 3, "work negative"},
         {"stage 0123456789abcdef otsu kmeans gpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 lots 0\n", 3, "work number"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 lots 0 3\n", 3, "work number"},
         {"stage 0123456789abcdef howe graphcut gpu - "
          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 300\n", 3, "c missing"},
         {"stage 0123456789abcdef howe graphcut gpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 300 -1e-6\n", 3,
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 300 -1e-6 3\n", 3,
          "c negative"},
         {"stage 0123456789abcdef howe graphcut gpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 300 x\n", 3, "c number"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 300 x 3\n", 3, "c number"},
+        {"stage 0123456789abcdef otsu gray gpu - "
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0\n", 3, "channels missing"},
+        {"stage 0123456789abcdef otsu gray gpu - "
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0 2\n", 3, "channels 2"},
+        {"stage 0123456789abcdef otsu gray gpu - "
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0 rgb\n", 3, "channels word"},
+        {"stage 0123456789abcdef otsu gray gpu - "
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0 3\n", 3, "twice"},
         {"transfer 0123456789abcdef h2d 0.01 -5 3 0.1\n", 3, "bandwidth"},
         {"transfer 0123456789abcdef h2d 0.01 5 3\n", 3, "fields"},
         {"transfer 0123456789abcdef up 0.01 5 3 0.1\n", 3, "direction"},

@@ -259,13 +259,15 @@ def check_history(tmp, good, env, calib, keys, ref):
                       good, '-o', o], env)
     r = rows()
     # stats takes the gray the cpu wrote and threshold the sums the gpu wrote: every stage is beside a crossing.
-    expect = [('gray', 'cpu', 'gray.cl', '1'), ('stats', 'gpu', 'window_stats.cl', '1'),
-              ('threshold', 'cpu', 'local_threshold.cl', '1')] * 2
-    check(rc == 0 and open(hist).readline() == 'docbin-history 3\n', f'--history: no history file: {err}')
-    check([(x[3], x[4]) for x in r] == [(s, role) for s, role, _, _ in expect]
-          and all(len(x) == 11 and x[1] == keys[x[4]] and x[2] == 'sauvola' and x[5] == 'sliding'
+    # gray reads the page, which is gray: 1 channel; the others read what gray wrote: 0.
+    expect = [('gray', 'cpu', 'gray.cl', '1', '1'), ('stats', 'gpu', 'window_stats.cl', '1', '0'),
+              ('threshold', 'cpu', 'local_threshold.cl', '1', '0')] * 2
+    check(rc == 0 and open(hist).readline() == 'docbin-history 4\n', f'--history: no history file: {err}')
+    check([(x[3], x[4]) for x in r] == [(s, role) for s, role, _, _, _ in expect]
+          and all(len(x) == 12 and x[1] == keys[x[4]] and x[2] == 'sauvola' and x[5] == 'sliding'
                   and x[6] == kernel_hash(src) and float(x[7]) == w * h and float(x[8]) > 0 and x[9] == '0'
-                  and x[10] == crossing for x, (_, _, src, crossing) in zip(r, expect)),
+                  and x[10] == crossing and x[11] == channels
+                  for x, (_, _, src, crossing, channels) in zip(r, expect)),
           f'--history --repeat 3: rows {r}')
     print(f'ok   --history --repeat 3: {len(r)} rows (2 warm runs x 3 stages)')
     # One run (cold) and --no-history with --map auto add nothing.
@@ -284,14 +286,17 @@ def check_history(tmp, good, env, calib, keys, ref):
     # History corrects the calibration: gray on cpu measured at 3x its calibrated 2 ms
     # (the median of the last runs) makes it 6 ms, so one image's best map is no longer
     # cpu,cpu,cpu (6+4+2 = 12) but gpu,cpu,cpu (3+4+2 = 9; gpu,gpu,cpu 9.5 is outside the 5% margin).
-    # Rows of version 1 (no work, no word of a crossing) tell the work only: the 1000 ms one does not count.
+    # Rows of version 1 (no work, no word of a crossing) tell the work only, and rows of version 3 do not
+    # say the page's channels, which gray's cost follows: neither 1000 ms row counts.
     with open(hist, 'w') as f:
         f.write('docbin-history 1\n')
         f.write(f'run {keys["cpu"]} sauvola gray cpu sliding {kernel_hash("gray.cl")} {w * h} 1000\n')
         f.write('docbin-history 3\n')
+        f.write(f'run {keys["cpu"]} sauvola gray cpu sliding {kernel_hash("gray.cl")} {w * h} 1000 0 0\n')
+        f.write('docbin-history 4\n')
         for ms in (5, 6, 7, 60):  # a run of another kernel version does not count
-            f.write(f'run {keys["cpu"]} sauvola gray cpu sliding {kernel_hash("gray.cl")} {w * h} {ms} 0 0\n')
-        f.write(f'run {keys["cpu"]} sauvola gray cpu sliding {"0" * 64} {w * h} 1000 0 0\n')
+            f.write(f'run {keys["cpu"]} sauvola gray cpu sliding {kernel_hash("gray.cl")} {w * h} {ms} 0 0 1\n')
+        f.write(f'run {keys["cpu"]} sauvola gray cpu sliding {"0" * 64} {w * h} 1000 0 0 1\n')
     rc, _, err = run(['--algo', 'sauvola', '--map', 'auto', '--calib', calib, '--explain', good, '-o', o], env)
     marked = [m for mk, m in explain_rows(err, 3) if mk]
     check(rc == 0 and marked == ['gpu,cpu,cpu'] and 'best for latency: gpu,cpu,cpu (9.000 ms' in err
@@ -306,7 +311,7 @@ def check_history(tmp, good, env, calib, keys, ref):
     os.remove(o)
     rc, _, err = run(['--algo', 'sauvola', '--map', 'auto', '--calib', calib, '--explain', good, '-o', o], env)
     marked = [m for mk, m in explain_rows(err, 3) if mk]
-    check(rc == 0 and '.history:9:' in err and 'delete the file' in err and marked == ['cpu,cpu,cpu']
+    check(rc == 0 and '.history:11:' in err and 'delete the file' in err and marked == ['cpu,cpu,cpu']
           and open(o, 'rb').read() == open(ref, 'rb').read(), f'bad history file: {rc} {marked} {err}')
     print('ok   bad history file: a warning, planned without it')
     os.remove(hist)

@@ -97,7 +97,7 @@ static void test_round_trip(void)
 static void test_rejected(void)
 {
     static const char *const bad[] = {
-        "docbin-history 4\n",
+        "docbin-history 5\n",
         "stage 0123456789abcdef howe canny cpu - " "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
         " 100 2\n",
         "run 0123456789abcdef howe canny cpu -\n",
@@ -124,7 +124,11 @@ static void test_rejected(void)
         "run 0123456789abcdef hbk kmeans cpu - "
         "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 2 3 yes\n",
         "run 0123456789abcdef hbk kmeans cpu - "
-        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 2 3 1 0\n",
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 2 3 1 3 0\n",
+        "run 0123456789abcdef hbk kmeans cpu - "
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 2 3 1 2\n",
+        "run 0123456789abcdef hbk kmeans cpu - "
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 100 2 3 1 gray\n",
     };
     char path[256];
     snprintf(path, sizeof path, "%s/bad.history", dir);
@@ -178,6 +182,33 @@ static void test_factor(void)
     CHECK(db_history_append(path, beside, 3) == DB_OK && db_history_load(&h, path) == DB_OK, "runs at a crossing");
     CHECK(db_history_factor(&h, &keyed.key, &m, &f) == 4 && fabs(f - 2.5) < 1e-12,
           "runs at a crossing counted: factor %g", f);
+    /* A stage that reads the page is keyed by the page's channels: rows of
+    ** gray pages (ratio 10) are not those of RGB pages (ratio 4), and rows of
+    ** version 3, which do not say, read as 0 channels and count for neither. */
+    db_history_run gray[3], rgb[3];
+    for (int i = 0; i < 3; i++) {
+        gray[i] = row("canny", DB_ROLE_GPU, HASH_A, 1000, 20);
+        gray[i].key.channels = 1;
+        rgb[i] = row("canny", DB_ROLE_GPU, HASH_A, 1000, 8);
+        rgb[i].key.channels = 3;
+    }
+    char old_path[256];
+    snprintf(old_path, sizeof old_path, "%s/channels.history", dir);
+    char old_rows[1024] = DB_HISTORY_HEADER_3 "\n";
+    for (int i = 0; i < 3; i++)
+        snprintf(old_rows + strlen(old_rows), sizeof old_rows - strlen(old_rows),
+                 "run 0123456789abcdef howe canny gpu - %s 1000 40 0 0\n", HASH_A);
+    write_text(old_path, old_rows);
+    CHECK(db_history_append(old_path, gray, 3) == DB_OK && db_history_append(old_path, rgb, 3) == DB_OK &&
+              db_history_load(&h, old_path) == DB_OK && h.n == 9 && h.runs[0].key.channels == 0 &&
+              !h.runs[0].at_crossing && h.runs[3].key.channels == 1 && h.runs[8].key.channels == 3,
+          "channels: %d rows: %s", h.n, db_error_message());
+    db_history_run key3 = rgb[0], key1 = gray[0], key0 = rgb[0];
+    key0.key.channels = 0;
+    CHECK(db_history_factor(&h, &key3.key, &m, &f) == 3 && fabs(f - 4) < 1e-12, "rgb pages: factor %g", f);
+    CHECK(db_history_factor(&h, &key1.key, &m, &f) == 3 && fabs(f - 10) < 1e-12, "gray pages: factor %g", f);
+    CHECK(db_history_factor(&h, &key0.key, &m, &f) == 3 && fabs(f - 20) < 1e-12, "version 3 rows: factor %g", f);
+    CHECK(db_history_load(&h, path) == DB_OK, "reload: %s", db_error_message());
 
     /* Only the last DB_HISTORY_KEEP runs count: 10 old runs at ratio 100, then
     ** DB_HISTORY_KEEP at ratio 1.5. */
@@ -272,7 +303,7 @@ static void test_rows(void)
     const char keys[DB_ROLE_COUNT][17] = {"aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"};
     db_history_run out[DB_MAX_STAGES];
     int n = 0;
-    CHECK(db_history_rows(rows, 4, keys, howe, &job, &map, 1000, 2000, NULL, out, &n) == DB_OK && n == 3,
+    CHECK(db_history_rows(rows, 4, keys, howe, &job, &map, 1000, 2000, 3, NULL, out, &n) == DB_OK && n == 3,
           "rows: %d", n);
     /* graphcut on the gpu reads canny's edges from the cpu: both are beside that
     ** crossing; laplacian's items stay on the gpu, and canny reads the page. */
@@ -284,12 +315,17 @@ static void test_rows(void)
         CHECK(!strcmp(out[i].key.stage, stage[i]) && out[i].key.role == map.role[i] && out[i].ms == ms[i] &&
                   out[i].pixels == 2e6 && !strcmp(out[i].key.device, keys[map.role[i]]) &&
                   !strcmp(out[i].key.kernel_hash, hash) && !strcmp(out[i].key.variant, "-") &&
-                  !strcmp(out[i].key.algo, "howe") && out[i].work == 0 && out[i].at_crossing == (i > 0),
+                  !strcmp(out[i].key.algo, "howe") && out[i].work == 0 && out[i].at_crossing == (i > 0) &&
+                  out[i].key.channels == (i < 2 ? 3 : 0),
               "row %d: %s %s %g, beside a crossing %d", i, out[i].key.stage, out[i].key.device, out[i].ms,
               out[i].at_crossing);
     }
+    /* On a gray page the stages that read it (laplacian, canny) say so. */
+    CHECK(db_history_rows(rows, 4, keys, howe, &job, &map, 1000, 2000, 1, NULL, out, &n) == DB_OK && n == 3 &&
+              out[0].key.channels == 1 && out[1].key.channels == 1 && out[2].key.channels == 0,
+          "gray page: channels %d %d %d", out[0].key.channels, out[1].key.channels, out[2].key.channels);
     /* A stage that enqueued nothing on its role has no row. */
-    CHECK(db_history_rows(rows, 2, keys, howe, &job, &map, 1000, 2000, NULL, out, &n) == DB_OK && n == 1,
+    CHECK(db_history_rows(rows, 2, keys, howe, &job, &map, 1000, 2000, 3, NULL, out, &n) == DB_OK && n == 1,
           "partial: %d", n);
 
     /* hbk's kmeans reports its work: 1000 passes over the 63 x 32 blocks of 16
@@ -306,7 +342,7 @@ static void test_rows(void)
     db_report report = {.n = hbk->n_report_fields, .fields = hbk->report_fields};
     for (int i = 0; i < report.n; i++)
         report.values[i] = !strcmp(hbk->report_fields[i].name, "local_passes") ? 1000 : 1;
-    CHECK(db_history_rows(hrows, 2, keys, hbk, &job, &map, 1000, 500, &report, out, &n) == DB_OK && n == 2 &&
+    CHECK(db_history_rows(hrows, 2, keys, hbk, &job, &map, 1000, 500, 3, &report, out, &n) == DB_OK && n == 2 &&
               fabs(out[0].work - 1000.0 / (63 * 32)) < 1e-12 && out[1].work == 0 && out[0].at_crossing &&
               out[1].at_crossing,
           "hbk rows: %d, work %g and %g", n, out[0].work, n > 1 ? out[1].work : -1);
@@ -324,7 +360,7 @@ static void test_rows(void)
         const char *f = dbs->report_fields[i].name;
         drep.values[i] = !strcmp(f, "rounds") ? 15 : !strcmp(f, "toggles") ? 100 : !strcmp(f, "swaps") ? 900 : 1;
     }
-    CHECK(db_history_rows(drows, 1, keys, dbs, &job, &map, 1000, 500, &drep, out, &n) == DB_OK && n == 1 &&
+    CHECK(db_history_rows(drows, 1, keys, dbs, &job, &map, 1000, 500, 3, &drep, out, &n) == DB_OK && n == 1 &&
               fabs(out[0].work - 1000.0 / 5e5) < 1e-15,
           "dbs rows: %d, work %g", n, n ? out[0].work : -1);
 }

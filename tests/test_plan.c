@@ -706,6 +706,21 @@ static void test_from_calib(void)
           "unshared gpu: transfers %g latency %g", sim.transfer_ms, sim.latency_ms);
     ctx->role[DB_ROLE_GPU]->info.host_unified = unified;
 
+    /* gray reads the page: a row timed on gray pages (a 0.25) serves gray
+    ** pages, and the row of 0 channels (a file of version 6, a 1) still RGB
+    ** ones; stats, which reads gray's output, keeps its one row for both. */
+    db_calib_stage gray_pages = row(ctx->role[DB_ROLE_CPU], sauvola, 0, DB_ROLE_CPU, "sliding", 0.25, 0);
+    gray_pages.channels = 1;
+    CHECK(db_calib_channels(sauvola, 0, 1) == 1 && db_calib_channels(sauvola, 0, 3) == 3 &&
+              db_calib_channels(sauvola, 1, 1) == 0 && db_calib_put_stage(&calib, &gray_pages) == DB_OK,
+          "gray row: %s", db_error_message());
+    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &job, w, h, 1) == DB_OK &&
+              near(c.stage_ms[0][DB_ROLE_CPU], 0.25) && near(c.stage_ms[1][DB_ROLE_CPU], 4.0),
+          "gray page: gray %g stats %g", c.stage_ms[0][DB_ROLE_CPU], c.stage_ms[1][DB_ROLE_CPU]);
+    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &job, w, h, 3) == DB_OK &&
+              near(c.stage_ms[0][DB_ROLE_CPU], 1.0) && near(c.stage_ms[1][DB_ROLE_CPU], 4.0),
+          "RGB page: gray %g stats %g", c.stage_ms[0][DB_ROLE_CPU], c.stage_ms[1][DB_ROLE_CPU]);
+
     db_calib_free(&calib);
     db_context_close(ctx);
 }
@@ -962,11 +977,11 @@ static void test_after_others(void)
                     ms[m][s] + (m == 1 && s == 1 ? 0.3 * (run - 1) : 0);
     char name[] = "page.png";
     char *names[1] = {name};
-    int width[1] = {w}, height[1] = {h};
+    int width[1] = {w}, height[1] = {h}, channels[1] = {1};
     db_report reports[MAPS] = {{0}}; /* one per map of the one image */
     db_bench b = {.algo = otsu, .n_maps = MAPS, .n_images = 1, .runs = RUNS, .order = DB_BENCH_INTERLEAVED,
-                  .maps = maps, .image_names = names, .width = width, .height = height, .stage_ms = stage_ms,
-                  .wall_ms = wall_ms, .reports = reports};
+                  .maps = maps, .image_names = names, .width = width, .height = height, .channels = channels,
+                  .stage_ms = stage_ms, .wall_ms = wall_ms, .reports = reports};
 
     db_history hist;
     db_history_init(&hist);

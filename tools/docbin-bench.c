@@ -213,13 +213,15 @@ static int calibrate(const request *rq)
             if (ctx->role[r])
                 printf("  %s  %s: %s%s\n", ctx->role[r]->info.key, db_role_name((db_role)r), ctx->role[r]->info.name,
                        ctx->role[r]->info.host_unified ? " (shares host memory: copies are free)" : "");
-        printf("%-10s %-12s %-4s %-14s %-16s %10s %12s %8s %12s\n", "algo", "stage", "role", "variant", "device",
-               "a (ms)", "b (ms/Mpx)", "spread", "c (ms/Mpx)");
+        printf("%-10s %-12s %-4s %-14s %-5s %-16s %10s %12s %8s %12s\n", "algo", "stage", "role", "variant", "pages",
+               "device", "a (ms)", "b (ms/Mpx)", "spread", "c (ms/Mpx)");
         for (int i = 0; i < fresh.n_stages; i++) {
             const db_calib_stage *e = &fresh.stages[i];
-            printf("%-10s %-12s %-4s %-14s %-16s %10.4f %12.4f %8.3f %12.4f\n", e->algo, e->stage,
-                   db_role_name(e->role), e->variant, e->device, e->model.a, e->model.b * 1e6, e->model.spread,
-                   e->model.c * 1e6);
+            /* The pages a row serves: its channels' (calib.h), or any where the stage does not read the page. */
+            const char *pages = e->channels == 1 ? "gray" : e->channels == 3 ? "RGB" : "any";
+            printf("%-10s %-12s %-4s %-14s %-5s %-16s %10.4f %12.4f %8.3f %12.4f\n", e->algo, e->stage,
+                   db_role_name(e->role), e->variant, pages, e->device, e->model.a, e->model.b * 1e6,
+                   e->model.spread, e->model.c * 1e6);
         }
         if (fresh.n_transfers) {
             printf("%-16s %-4s %12s %14s %8s\n", "device", "dir", "latency (ms)", "bandwidth GB/s", "spread");

@@ -174,7 +174,7 @@ typedef struct history_args {
 ** when the calibration file it corrects exists. A failure is one warning, not a
 ** failed image: history is a hint. */
 static void record_history(history_args *h, const db_profile_row *rows, int n_rows, const char (*keys)[17],
-                           int width, int height, const db_report *report)
+                           int width, int height, int channels, const db_report *report)
 {
     char calib[4096], path[4096 + 16];
     db_history_run runs[DB_MAX_STAGES];
@@ -186,7 +186,8 @@ static void record_history(history_args *h, const db_profile_row *rows, int n_ro
     if (st == DB_OK)
         st = db_history_path(calib_path, path, sizeof path);
     if (st == DB_OK)
-        st = db_history_rows(rows, n_rows, keys, h->algo, h->job, h->map, width, height, report, runs, &n);
+        st = db_history_rows(rows, n_rows, keys, h->algo, h->job, h->map, width, height, channels, report, runs,
+                             &n);
     if (st == DB_OK && n > 0)
         st = db_history_append(path, runs, n);
     if (st != DB_OK && !h->warned) {
@@ -201,7 +202,7 @@ static void history_callback(const db_batch_result *r, void *user)
 {
     /* Times measured while other pages share the devices are not the stage's cost. */
     if (r->state == DB_BATCH_OK && r->warm && !r->shared && r->n_rows > 0)
-        record_history(user, r->rows, r->n_rows, r->device, r->width, r->height, &r->report);
+        record_history(user, r->rows, r->n_rows, r->device, r->width, r->height, r->channels, &r->report);
 }
 
 /* Parses a count for `option` from 1 to `max`; 0 on error. */
@@ -614,7 +615,7 @@ int main(int argc, char **argv)
             db_profile_row rows[DB_BATCH_MAX_ROWS];
             int n = db_profile_run_rows(prof, i, rows, DB_BATCH_MAX_ROWS);
             record_history(&hist, rows, n < DB_BATCH_MAX_ROWS ? n : DB_BATCH_MAX_ROWS, keys, in->width, in->height,
-                           &report);
+                           in->channels, &report);
         }
     }
     free(costs);
