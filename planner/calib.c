@@ -17,9 +17,10 @@
 /* Said after every reason a file is rejected. */
 #define CALIB_FIX "the calibration is not used; recalibrate, or delete the file to start uncalibrated"
 
-/* Fields of a stage row and of a transfer row, the row's kind included. */
-enum { STAGE_FIELDS = 14, STAGE_FIELDS_6 = 13, STAGE_FIELDS_5 = 12, STAGE_FIELDS_4 = 11, TRANSFER_FIELDS = 7, STAGING_FIELDS = 5,
-       CROSSING_FIELDS = 6, WRITTEN_FIELDS = 7, MAX_FIELDS = DB_CALIB_MAX_FIELDS };
+/* Fields of each kind of row, its kind included, and of stage and written rows of older versions. */
+enum { STAGE_FIELDS = 14, STAGE_FIELDS_6 = 13, STAGE_FIELDS_5 = 12, STAGE_FIELDS_4 = 11, TRANSFER_FIELDS = 7,
+       STAGING_FIELDS = 5, CROSSING_FIELDS = 6, WRITTEN_FIELDS = 9, WRITTEN_FIELDS_6 = 7,
+       MAX_FIELDS = DB_CALIB_MAX_FIELDS };
 
 void db_calib_init(db_calib *calib)
 {
@@ -215,6 +216,10 @@ static const char *written_problem(const db_calib_written *e)
 {
     if (!is_hex(e->from, 16) || !is_hex(e->to, 16))
         return "a device key is not 16 lower-case hex digits";
+    if (!isfinite(e->model.cached_bytes) || e->model.cached_bytes < 0)
+        return "the cached bytes are negative or not a number";
+    if (e->model.cached_bytes > 0 && !(isfinite(e->model.beyond_gbs) && e->model.beyond_gbs > 0))
+        return "the bandwidth past the cached bytes is not a positive number";
     return copy_model_problem(&e->model);
 }
 
@@ -427,17 +432,25 @@ static const char *parse_crossing(char **f, int n, db_calib_crossing *e, char *w
     return crossing_problem(e);
 }
 
-static const char *parse_written(char **f, int n, db_calib_written *e, char *why, size_t why_size)
+/* Parses a written row of a file of `version` into `e` (6 and earlier: without
+** the cached bytes and the bandwidth past them). */
+static const char *parse_written(char **f, int n, int version, db_calib_written *e, char *why, size_t why_size)
 {
-    if (n != WRITTEN_FIELDS) {
-        snprintf(why, why_size, "a written row has %d fields, not %d", n, WRITTEN_FIELDS);
+    int want = version >= 7 ? WRITTEN_FIELDS : WRITTEN_FIELDS_6;
+    if (n != want) {
+        snprintf(why, why_size, "a written row has %d fields, not %d", n, want);
         return why;
     }
     memset(e, 0, sizeof *e);
     if (!copy_field(e->from, sizeof e->from, f[1]) || !copy_field(e->to, sizeof e->to, f[2]))
         return "a device key is too long";
     const char *bad = parse_copy_model(f, 3, &e->model, why, why_size);
-    return bad ? bad : written_problem(e);
+    if (bad)
+        return bad;
+    if (version >= 7 && (!db_calib_parse_number(f[7], &e->model.cached_bytes) ||
+                         !db_calib_parse_number(f[8], &e->model.beyond_gbs)))
+        return "the cached bytes or the bandwidth past them (fields 8, 9) is not a number";
+    return written_problem(e);
 }
 
 int db_calib_split(char *line, char **f)
@@ -521,7 +534,7 @@ static db_status parse_file(const char *path, char *text, db_calib *out)
             }
         } else if (!strcmp(f[0], "written")) {
             db_calib_written e;
-            why = parse_written(f, n, &e, count_why, sizeof count_why);
+            why = parse_written(f, n, version, &e, count_why, sizeof count_why);
             if (!why) {
                 dup = find_written(out, e.from, e.to);
                 if (dup < 0 && db_calib_put_written(out, &e) != DB_OK)
@@ -599,7 +612,8 @@ db_status db_calib_save(const db_calib *calib, const char *path)
     fprintf(af.f, "# transfer device dir latency(ms) bandwidth(GB/s) sizes spread\n");
     fprintf(af.f, "# staging latency(ms) bandwidth(GB/s) sizes spread\n");
     fprintf(af.f, "# crossing from-device to-device role ms sizes\n");
-    fprintf(af.f, "# written from-device to-device latency(ms) bandwidth(GB/s) sizes spread\n");
+    fprintf(af.f, "# written from-device to-device latency(ms) bandwidth(GB/s) sizes spread cached(bytes) "
+                  "beyond(GB/s)\n");
     for (int i = 0; i < calib->n_stages; i++) {
         const db_calib_stage *e = &calib->stages[i];
         fprintf(af.f, "stage %s %s %s %s %s %s %.17g %.17g %d %.17g %.17g %.17g %d\n", e->device, e->algo,
@@ -620,8 +634,9 @@ db_status db_calib_save(const db_calib *calib, const char *path)
     }
     for (int i = 0; i < calib->n_written; i++) {
         const db_calib_written *e = &calib->written[i];
-        fprintf(af.f, "written %s %s %.17g %.17g %d %.17g\n", e->from, e->to, e->model.latency_ms,
-                e->model.bandwidth_gbs, e->model.sizes, e->model.spread);
+        fprintf(af.f, "written %s %s %.17g %.17g %d %.17g %.17g %.17g\n", e->from, e->to, e->model.latency_ms,
+                e->model.bandwidth_gbs, e->model.sizes, e->model.spread, e->model.cached_bytes,
+                e->model.beyond_gbs);
     }
     if (ferror(af.f)) {
         db_atomic_abort(&af);

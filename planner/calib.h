@@ -8,7 +8,7 @@
 **   transfer <device> <dir> <latency> <bandwidth> <sizes> <spread>
 **   staging <latency> <bandwidth> <sizes> <spread>
 **   crossing <from> <to> <role> <ms> <sizes>
-**   written <from> <to> <latency> <bandwidth> <sizes> <spread>
+**   written <from> <to> <latency> <bandwidth> <sizes> <spread> <cached> <beyond>
 **
 **   device       16 hex digits: the device key (db_device_info.key: platform, name, driver)
 **   algo, stage  names as --list-algos prints them
@@ -59,6 +59,12 @@
 **                to copy. Its source lines sit in the caches of the cores that
 **                wrote them, and such a copy ran at 20 GB/s where the transfer
 **                row of untouched memory gave 55 (bench/results/planner-h100.md)
+**   cached       for a written row, the bytes copied at <bandwidth>: the lines the
+**                writer's caches still hold; past them the copy runs at <beyond>
+**                GB/s, the speed of memory already written back (131.72 MB that
+**                PoCL wrote went into an H100 at 45 to 47 GB/s, 20.68 MB at 20.5;
+**                db_transfer_fit_cached). 0 (and <beyond> 0): every byte at
+**                <bandwidth>, as in files of version 6 and earlier
 **
 ** A stage row whose stage is `host` (DB_CALIB_HOST_STAGE) models the rest of
 ** the host's share of a run of the algorithm when its output comes from that
@@ -86,10 +92,10 @@
 /* The first line of every calibration file; bump the number when rows change. */
 #define DB_CALIB_HEADER "docbin-calibration 7"
 
-/* The headers of the earlier formats, without the stage rows' channels (6),
-** without their c (5), without
-** their work either (4), without written rows (3), without crossing rows
-** either (2) and without the staging row (1); still read. */
+/* The headers of the earlier formats, without the stage rows' channels and
+** the written rows' cached bytes (6), without the stage rows' c either (5),
+** without their work either (4), without written rows (3), without crossing
+** rows either (2) and without the staging row (1); still read. */
 #define DB_CALIB_HEADER_6 "docbin-calibration 6"
 #define DB_CALIB_HEADER_5 "docbin-calibration 5"
 #define DB_CALIB_HEADER_4 "docbin-calibration 4"

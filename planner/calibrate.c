@@ -597,10 +597,15 @@ static db_status calibrate_crossings(calib_state *c, const db_algo *const *algos
 static db_status calibrate_written(calib_state *c, db_device *dev, db_device *writer, db_calib *out)
 {
     const db_calibrate_options *o = c->o;
-    db_cost_sample samples[DB_CALIBRATE_MAX_SIZES];
+    db_cost_sample samples[DB_CALIBRATE_MAX_SIZES + 1];
     double ms[DB_PROFILE_MAX_RUNS];
-    for (int k = 0; k < o->n_transfer_sizes; k++) {
-        size_t bytes = o->transfer_bytes[k];
+    /* The transfer sizes and four times the largest: past the writer's caches, where the copy speeds up. */
+    size_t largest = 0;
+    for (int k = 0; k < o->n_transfer_sizes; k++)
+        largest = o->transfer_bytes[k] > largest ? o->transfer_bytes[k] : largest;
+    int n = o->n_transfer_sizes + 1;
+    for (int k = 0; k < n; k++) {
+        size_t bytes = k < o->n_transfer_sizes ? o->transfer_bytes[k] : 4 * largest;
         progress(c, "copies of %zu bytes into %s device '%s' of what %s device '%s' wrote, %d runs", bytes,
                  db_role_name(dev->role), dev->info.name, db_role_name(writer->role), writer->info.name, o->runs + 1);
         db_status st = db_buffer_time_written_copies(c->ctx, dev, writer, bytes, o->runs + 1, ms);
@@ -615,7 +620,10 @@ static db_status calibrate_written(calib_state *c, db_device *dev, db_device *wr
     memset(&e, 0, sizeof e);
     snprintf(e.from, sizeof e.from, "%s", writer->info.key);
     snprintf(e.to, sizeof e.to, "%s", dev->info.key);
-    db_status st = db_transfer_fit(samples, o->n_transfer_sizes, &e.model);
+    db_transfer_model untouched = {0};
+    if (db_calib_find_transfer(out, dev->info.key, DB_H2D, &untouched) != DB_CALIB_FOUND)
+        untouched.bandwidth_gbs = 0; /* then one bandwidth for every byte */
+    db_status st = db_transfer_fit_cached(samples, n, untouched.bandwidth_gbs, &e.model);
     if (st == DB_OK)
         st = db_calib_put_written(out, &e);
     if (st != DB_OK) {
@@ -666,7 +674,7 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
         const db_device *writer = ctx->role[r == DB_ROLE_CPU ? DB_ROLE_GPU : DB_ROLE_CPU];
         written += ctx->role[r] && !ctx->role[r]->info.host_unified && writer && writer->info.host_unified;
     }
-    c.steps += (copiers + written + 2) * o->n_transfer_sizes + (roles == DB_ROLE_COUNT ? DB_ROLE_COUNT : 0);
+    c.steps += (copiers + written + 2) * o->n_transfer_sizes + written + (roles == DB_ROLE_COUNT ? DB_ROLE_COUNT : 0);
 
     /* The staging copies first: the host's share of each run is measured net of them. */
     st = calibrate_staging(&c, out);

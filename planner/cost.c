@@ -200,10 +200,70 @@ db_status db_transfer_fit(const db_cost_sample *samples, int n, db_transfer_mode
     model->bandwidth_gbs = 1 / (b * BYTES_PER_MS_PER_GBS);
     model->sizes = sizes;
     model->spread = spread;
+    model->cached_bytes = 0;
+    model->beyond_gbs = 0;
     return DB_OK;
 }
 
 double db_transfer_predict(const db_transfer_model *model, double bytes)
 {
-    return fmax(0, model->latency_ms + bytes / (model->bandwidth_gbs * BYTES_PER_MS_PER_GBS));
+    double past = model->cached_bytes > 0 && bytes > model->cached_bytes ? bytes - model->cached_bytes : 0;
+    double ms = model->latency_ms + (bytes - past) / (model->bandwidth_gbs * BYTES_PER_MS_PER_GBS);
+    if (past > 0)
+        ms += past / (model->beyond_gbs * BYTES_PER_MS_PER_GBS);
+    return fmax(0, ms);
+}
+
+/* Candidates for cached_bytes between the smallest and largest size, spaced evenly in log. */
+enum { CACHED_STEPS = 64 };
+
+/* Sum over the samples of ((measured - predicted) / measured)^2. */
+static double relative_ssr(const db_cost_sample *samples, int n, const db_transfer_model *m)
+{
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        double r = (samples[i].ms - db_transfer_predict(m, samples[i].size)) / judged_against(&samples[i]);
+        sum += r * r;
+    }
+    return sum;
+}
+
+db_status db_transfer_fit_cached(const db_cost_sample *samples, int n, double beyond_gbs, db_transfer_model *model)
+{
+    db_transfer_model best = {0};
+    db_status st = db_transfer_fit(samples, n, &best);
+    if (st != DB_OK)
+        return st;
+    *model = best;
+    if (!(beyond_gbs > 0) || n > 64)
+        return DB_OK;
+    double best_ssr = relative_ssr(samples, n, &best);
+    double lo = samples[0].size, hi = samples[0].size;
+    for (int i = 1; i < n; i++)
+        lo = fmin(lo, samples[i].size), hi = fmax(hi, samples[i].size);
+    db_cost_sample shifted[64];
+    for (int step = 0; step <= CACHED_STEPS && lo > 0; step++) {
+        double cached = lo * pow(hi / lo, (double)step / CACHED_STEPS);
+        /* What the bytes past `cached` cost at beyond_gbs is known: the line is fitted to the rest. */
+        for (int i = 0; i < n; i++) {
+            double past = samples[i].size > cached ? samples[i].size - cached : 0;
+            shifted[i] = (db_cost_sample){.size = samples[i].size - past,
+                                          .ms = samples[i].ms - past / (beyond_gbs * BYTES_PER_MS_PER_GBS),
+                                          .of_ms = judged_against(&samples[i])};
+        }
+        double a, b, spread;
+        int sizes;
+        if (fit_line(shifted, n, "bytes", &a, &b, &sizes, &spread) != DB_OK || !(b > 0))
+            continue;
+        db_transfer_model m = {.latency_ms = a, .bandwidth_gbs = 1 / (b * BYTES_PER_MS_PER_GBS), .sizes = best.sizes,
+                               .spread = spread, .cached_bytes = cached, .beyond_gbs = beyond_gbs};
+        double ssr = relative_ssr(samples, n, &m);
+        if (ssr < best_ssr) {
+            best = m;
+            best_ssr = ssr;
+        }
+    }
+    db_error_clear(); /* candidates that did not fit said why; none of it matters now */
+    *model = best;
+    return DB_OK;
 }

@@ -86,17 +86,34 @@ typedef enum db_transfer_dir {
 /* "h2d" or "d2h", the words of the calibration file. */
 const char *db_transfer_dir_name(db_transfer_dir dir);
 
-/* A device's fitted copy model in one direction, t(ms) = latency_ms + bytes / (bandwidth_gbs * 1e6). */
+/* A device's fitted copy model in one direction, t(ms) = latency_ms + bytes /
+** (bandwidth_gbs * 1e6); with cached_bytes, the bytes past them go at
+** beyond_gbs (db_transfer_fit_cached). */
 typedef struct db_transfer_model {
     double latency_ms;    /* the fit's intercept; noise may leave it slightly negative */
     double bandwidth_gbs; /* 1e9 bytes per second, > 0 */
     int sizes;            /* distinct sizes the fit saw */
     double spread;        /* the largest |residual| / measured time */
+    double cached_bytes;  /* the bytes copied at bandwidth_gbs, the rest at beyond_gbs; 0: every byte */
+    double beyond_gbs;    /* > 0 where cached_bytes is */
 } db_transfer_model;
 
 /* Fits `model` to n samples (bytes, ms), as db_cost_fit does; also fails when
 ** the time does not grow with the size (no finite positive bandwidth). */
 db_status db_transfer_fit(const db_cost_sample *samples, int n, db_transfer_model *model);
+
+/* Fits a copy of memory that another device's cores have just written: its
+** first cached_bytes at a fitted bandwidth (the lines still in the writer's
+** caches, which the copy engine must fetch from them), the rest at
+** `beyond_gbs` (lines already written back: the bandwidth of untouched memory,
+** the transfer row's). cached_bytes is the one of a log scan between the
+** smallest and the largest size, or 0 (every byte at one fitted bandwidth, as
+** db_transfer_fit), whose fit leaves the smallest squared residuals relative
+** to the times. A copy of 20.68 MB that PoCL's threads had written ran into an
+** H100 at 20.5 GB/s, one of 131.72 MB at 45 to 47: one line through both
+** predicted the large one 1.6 times too long (bench/results/planner-h100.md).
+** Fails as db_transfer_fit does. */
+db_status db_transfer_fit_cached(const db_cost_sample *samples, int n, double beyond_gbs, db_transfer_model *model);
 
 /* The predicted time in ms to copy `bytes`; never negative. */
 double db_transfer_predict(const db_transfer_model *model, double bytes);

@@ -202,6 +202,37 @@ static void test_fit(void)
     db_cost_sample flat[3] = {{1e6, 1, 0}, {2e6, 1, 0}, {3e6, 1, 0}};
     CHECK(db_transfer_fit(flat, 3, &tm) == DB_ERR_USAGE, "flat transfer accepted");
     CHECK(db_transfer_fit(c, 2, &tm) == DB_ERR_USAGE, "2-size transfer accepted");
+
+    /* A copy of what another device wrote: 0.01 ms, its first 16 MiB at 20 GB/s
+    ** (2e7 bytes a ms), the rest at 55 GB/s, timed at 1 to 256 MiB. The scan's
+    ** candidates are 2^(k/8) MiB, so 16 MiB (k = 32) is one: recovered exactly. */
+    const double mib = 1048576, cached = 16 * mib;
+    db_cost_sample w[5];
+    for (int i = 0; i < 5; i++) {
+        w[i].size = mib * (1 << (2 * i));
+        double past = w[i].size > cached ? w[i].size - cached : 0;
+        w[i].ms = 0.01 + (w[i].size - past) / 2e7 + past / 5.5e7;
+        w[i].of_ms = 0;
+    }
+    CHECK(db_transfer_fit_cached(w, 5, 55, &tm) == DB_OK && fabs(tm.cached_bytes - cached) < 1e-3 &&
+              fabs(tm.latency_ms - 0.01) < 1e-9 && fabs(tm.bandwidth_gbs - 20) < 1e-6 && tm.beyond_gbs == 55 &&
+              tm.spread < 1e-9 && tm.sizes == 5,
+          "cached fit: %g bytes, %g ms, %g GB/s then %g, spread %g", tm.cached_bytes, tm.latency_ms, tm.bandwidth_gbs,
+          tm.beyond_gbs, tm.spread);
+    double want = 0.01 + cached / 2e7 + (131.72e6 - cached) / 5.5e7;
+    CHECK(fabs(db_transfer_predict(&tm, 131.72e6) - want) < 1e-9 && fabs(db_transfer_predict(&tm, 4 * mib) -
+                                                                          (0.01 + 4 * mib / 2e7)) < 1e-9,
+          "cached predict: %g, expected %g", db_transfer_predict(&tm, 131.72e6), want);
+    db_transfer_model line;
+    CHECK(db_transfer_fit(w, 5, &line) == DB_OK && fabs(db_transfer_predict(&line, 131.72e6) - want) > 0.1 * want,
+          "one line fits the cached copies within 10%%: %g against %g", db_transfer_predict(&line, 131.72e6), want);
+    /* Copies along one line keep it (no candidate fits better), and so does a fit without the bandwidth past. */
+    CHECK(db_transfer_fit_cached(c, 4, 55, &tm) == DB_OK && tm.cached_bytes == 0 && tm.beyond_gbs == 0 &&
+              fabs(tm.bandwidth_gbs - 10) < 1e-6,
+          "a line fitted as cached: %g bytes at %g GB/s", tm.cached_bytes, tm.bandwidth_gbs);
+    CHECK(db_transfer_fit_cached(w, 5, 0, &tm) == DB_OK && tm.cached_bytes == 0 &&
+              db_transfer_fit_cached(flat, 3, 55, &tm) == DB_ERR_USAGE,
+          "cached fit without the bandwidth past, or of flat copies");
 }
 
 /* Field by field: struct padding may differ. */
@@ -294,7 +325,8 @@ static void test_file(void)
           "a staging model without bandwidth accepted");
     /* Copies of what a device sharing host memory wrote: one per device pair. */
     db_calib_written w1 = {"fedcba9876543210", "0123456789abcdef",
-                           {.latency_ms = 0.004, .bandwidth_gbs = 20.0 / 3, .sizes = 4, .spread = 0.07}};
+                           {.latency_ms = 0.004, .bandwidth_gbs = 20.0 / 3, .sizes = 4, .spread = 0.07,
+                            .cached_bytes = 16777216.0 / 3, .beyond_gbs = 55.0 / 7}};
     db_calib_written w2 = {"0123456789abcdef", "0123456789abcdef",
                            {.latency_ms = -0.002, .bandwidth_gbs = 31, .sizes = 3, .spread = 0}};
     CHECK(db_calib_put_written(&c, &w1) == DB_OK && db_calib_put_written(&c, &w2) == DB_OK,
@@ -305,6 +337,13 @@ static void test_file(void)
     w_bad.model.bandwidth_gbs = -1;
     CHECK(db_calib_put_written(&c, &w_bad) == DB_ERR_USAGE && c.written[0].model.bandwidth_gbs == 21.0 / 3,
           "a written model without bandwidth accepted");
+    w_bad = w1;
+    w_bad.model.beyond_gbs = 0;
+    CHECK(db_calib_put_written(&c, &w_bad) == DB_ERR_USAGE && strstr(db_error_message(), "past the cached"),
+          "cached bytes without the bandwidth past them accepted: %s", db_error_message());
+    w_bad.model.cached_bytes = -1;
+    CHECK(db_calib_put_written(&c, &w_bad) == DB_ERR_USAGE && strstr(db_error_message(), "cached bytes"),
+          "negative cached bytes accepted: %s", db_error_message());
 
     CHECK(db_calib_save(&c, path) == DB_OK, "save: %s", db_error_message());
     CHECK(db_calib_load(&d, path) == DB_OK, "load: %s", db_error_message());
@@ -321,7 +360,9 @@ static void test_file(void)
                   c.written[i].model.latency_ms == d.written[i].model.latency_ms &&
                   c.written[i].model.bandwidth_gbs == d.written[i].model.bandwidth_gbs &&
                   c.written[i].model.sizes == d.written[i].model.sizes &&
-                  c.written[i].model.spread == d.written[i].model.spread,
+                  c.written[i].model.spread == d.written[i].model.spread &&
+                  c.written[i].model.cached_bytes == d.written[i].model.cached_bytes &&
+                  c.written[i].model.beyond_gbs == d.written[i].model.beyond_gbs,
               "written row %d differs after a round trip", i);
     db_transfer_model wm;
     CHECK(db_calib_find_written(&d, "fedcba9876543210", "0123456789abcdef", &wm) == DB_CALIB_FOUND &&
@@ -368,12 +409,15 @@ static void test_file(void)
               o.stages[0].model.c == 0,
           "fifth format: %s", db_error_message());
     db_calib_free(&o);
-    /* And one of the sixth, whose stage rows do not say their pages' channels: 0 (any page). */
+    /* And one of the sixth, whose stage rows do not say their pages' channels
+    ** (0: any page) and whose written rows copy every byte at one bandwidth. */
     write_text(old_path, "docbin-calibration 6\nstage 0123456789abcdef otsu gray gpu - "
-                         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0\n");
+                         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0\n"
+                         "written 0123456789abcdef fedcba9876543210 0.01 20 4 0\n");
     db_calib_init(&o);
     CHECK(db_calib_load(&o, old_path) == DB_OK && o.n_stages == 1 && o.stages[0].channels == 0 &&
-              o.stages[0].model.a == 0.1,
+              o.stages[0].model.a == 0.1 && o.n_written == 1 && o.written[0].model.cached_bytes == 0 &&
+              o.written[0].model.bandwidth_gbs == 20,
           "sixth format: %s", db_error_message());
     db_calib_free(&o);
     /* A written row with a field missing, or a non-positive bandwidth, fails the file with its line. */
@@ -475,9 +519,11 @@ static void test_file(void)
         {"stage 0123456789abcdef otsu kmeans gpu - "
          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01\n", 3, "work missing"},
         {"stage 0123456789abcdef otsu kmeans gpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 -4 0 3\n", 3, "work negative"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 -4 0 3\n",
+         3, "work negative"},
         {"stage 0123456789abcdef otsu kmeans gpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 lots 0 3\n", 3, "work number"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 lots 0 3\n",
+         3, "work number"},
         {"stage 0123456789abcdef howe graphcut gpu - "
          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 300\n", 3, "c missing"},
         {"stage 0123456789abcdef howe graphcut gpu - "
@@ -486,11 +532,13 @@ static void test_file(void)
         {"stage 0123456789abcdef howe graphcut gpu - "
          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 300 x 3\n", 3, "c number"},
         {"stage 0123456789abcdef otsu gray gpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0\n", 3, "channels missing"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0\n",
+         3, "channels missing"},
         {"stage 0123456789abcdef otsu gray gpu - "
          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0 2\n", 3, "channels 2"},
         {"stage 0123456789abcdef otsu gray gpu - "
-         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0 rgb\n", 3, "channels word"},
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0 rgb\n",
+         3, "channels word"},
         {"stage 0123456789abcdef otsu gray gpu - "
          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0.1 1e-6 3 0.01 0 0 3\n", 3, "twice"},
         {"transfer 0123456789abcdef h2d 0.01 -5 3 0.1\n", 3, "bandwidth"},
@@ -510,10 +558,13 @@ static void test_file(void)
         {"crossing 0123456789abcdef 0123456789abcdef gpu 0.5 0\n", 3, "crossing sizes"},
         {"crossing 0123456789abcdef fedcba9876543210 cpu 0.5 3\ncrossing 0123456789abcdef fedcba9876543210 cpu 0.6 3\n",
          4, "crossing twice"},
-        {"written 0123456789abcdef fedcba9876543210 0.01 20 4 0\n"
-         "written 0123456789abcdef fedcba9876543210 0.01 21 4 0\n",
+        {"written 0123456789abcdef fedcba9876543210 0.01 20 4 0 0 0\n"
+         "written 0123456789abcdef fedcba9876543210 0.01 21 4 0 0 0\n",
          4, "written twice"},
-        {"written 0123456789abcdef FEDCBA9876543210 0.01 20 4 0\n", 3, "written key"},
+        {"written 0123456789abcdef FEDCBA9876543210 0.01 20 4 0 0 0\n", 3, "written key"},
+        {"written 0123456789abcdef fedcba9876543210 0.01 20 4 0\n", 3, "written fields"},
+        {"written 0123456789abcdef fedcba9876543210 0.01 20 4 0 1e7 0\n", 3, "written beyond"},
+        {"written 0123456789abcdef fedcba9876543210 0.01 20 4 0 lots 55\n", 3, "written cached"},
     };
     char bad_path[256];
     snprintf(bad_path, sizeof bad_path, "%s/bad.calib", dir);
