@@ -240,10 +240,14 @@ static int calibrate(const request *rq)
             printf("crossing into the %s role (device %s, from device %s): %.4f ms\n",
                    db_role_name(fresh.crossings[i].role), fresh.crossings[i].to, fresh.crossings[i].from,
                    fresh.crossings[i].ms);
-        for (int i = 0; i < fresh.n_written; i++)
-            printf("copies into device %s of what device %s wrote: %.4f ms + %.3f GB/s, spread %.3f\n",
-                   fresh.written[i].to, fresh.written[i].from, fresh.written[i].model.latency_ms,
-                   fresh.written[i].model.bandwidth_gbs, fresh.written[i].model.spread);
+        for (int i = 0; i < fresh.n_written; i++) {
+            const db_transfer_model *m = &fresh.written[i].model;
+            printf("copies into device %s of what device %s wrote: %.4f ms + %.3f GB/s", fresh.written[i].to,
+                   fresh.written[i].from, m->latency_ms, m->bandwidth_gbs);
+            if (m->cached_bytes > 0)
+                printf(" for the first %.2f MB, %.3f GB/s past them", m->cached_bytes / 1e6, m->beyond_gbs);
+            printf(", spread %.3f\n", m->spread);
+        }
         printf("%d stage rows and %d transfer rows merged into %s (%d and %d in all)\n", fresh.n_stages,
                fresh.n_transfers, path, file.n_stages, file.n_transfers);
     }
