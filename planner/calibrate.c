@@ -592,20 +592,37 @@ static db_status calibrate_crossings(calib_state *c, const db_algo *const *algos
     return DB_OK;
 }
 
+/* The most sizes the written copies are timed at. */
+enum { WRITTEN_SIZES = 12 };
+
+/* The sizes the written copies are timed at, into bytes[]; returns how many:
+** from the smallest transfer size, doubling, to four times the largest, past
+** the writer's caches, where the copy speeds up, and densely enough to tell
+** where that happens (db_transfer_fit_cached). */
+static int written_sizes(const db_calibrate_options *o, size_t *bytes)
+{
+    size_t smallest = o->transfer_bytes[0], largest = 0;
+    for (int k = 0; k < o->n_transfer_sizes; k++) {
+        smallest = o->transfer_bytes[k] < smallest ? o->transfer_bytes[k] : smallest;
+        largest = o->transfer_bytes[k] > largest ? o->transfer_bytes[k] : largest;
+    }
+    int n = 0;
+    for (size_t b = smallest; n < WRITTEN_SIZES && (n < DB_COST_MIN_SIZES || b <= 4 * largest); b *= 2)
+        bytes[n++] = b;
+    return n;
+}
+
 /* Copies into `dev` of what a kernel on `writer` (sharing host memory) has just
-** written (calib.h, written rows), at the transfer sizes. */
+** written (calib.h, written rows), at written_sizes. */
 static db_status calibrate_written(calib_state *c, db_device *dev, db_device *writer, db_calib *out)
 {
     const db_calibrate_options *o = c->o;
-    db_cost_sample samples[DB_CALIBRATE_MAX_SIZES + 1];
+    db_cost_sample samples[WRITTEN_SIZES];
     double ms[DB_PROFILE_MAX_RUNS];
-    /* The transfer sizes and four times the largest: past the writer's caches, where the copy speeds up. */
-    size_t largest = 0;
-    for (int k = 0; k < o->n_transfer_sizes; k++)
-        largest = o->transfer_bytes[k] > largest ? o->transfer_bytes[k] : largest;
-    int n = o->n_transfer_sizes + 1;
+    size_t sizes[WRITTEN_SIZES];
+    int n = written_sizes(o, sizes);
     for (int k = 0; k < n; k++) {
-        size_t bytes = k < o->n_transfer_sizes ? o->transfer_bytes[k] : 4 * largest;
+        size_t bytes = sizes[k];
         progress(c, "copies of %zu bytes into %s device '%s' of what %s device '%s' wrote, %d runs", bytes,
                  db_role_name(dev->role), dev->info.name, db_role_name(writer->role), writer->info.name, o->runs + 1);
         db_status st = db_buffer_time_written_copies(c->ctx, dev, writer, bytes, o->runs + 1, ms);
@@ -674,7 +691,9 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
         const db_device *writer = ctx->role[r == DB_ROLE_CPU ? DB_ROLE_GPU : DB_ROLE_CPU];
         written += ctx->role[r] && !ctx->role[r]->info.host_unified && writer && writer->info.host_unified;
     }
-    c.steps += (copiers + written + 2) * o->n_transfer_sizes + written + (roles == DB_ROLE_COUNT ? DB_ROLE_COUNT : 0);
+    size_t sizes[WRITTEN_SIZES];
+    c.steps += (copiers + 2) * o->n_transfer_sizes + written * written_sizes(o, sizes) +
+               (roles == DB_ROLE_COUNT ? DB_ROLE_COUNT : 0);
 
     /* The staging copies first: the host's share of each run is measured net of them. */
     st = calibrate_staging(&c, out);
