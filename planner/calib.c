@@ -249,7 +249,8 @@ db_status db_calib_put_staging(db_calib *calib, const db_transfer_model *model)
     return DB_OK;
 }
 
-db_status db_calib_put_stage(db_calib *calib, const db_calib_stage *entry)
+/* db_calib_put_stage; `untold`: an RGB row replaces the row of 0 channels too. */
+static db_status store_stage(db_calib *calib, const db_calib_stage *entry, bool untold)
 {
     const char *problem = stage_problem(entry);
     if (problem)
@@ -257,7 +258,7 @@ db_status db_calib_put_stage(db_calib *calib, const db_calib_stage *entry)
                        problem);
     int i = find_stage(calib, entry->device, entry->algo, entry->stage, entry->role, entry->variant,
                        entry->channels);
-    if (i < 0 && entry->channels == 3) /* older files' rows were timed on the RGB sample pages */
+    if (i < 0 && untold && entry->channels == 3) /* older files' rows were timed on the RGB sample pages */
         i = find_stage(calib, entry->device, entry->algo, entry->stage, entry->role, entry->variant, 0);
     if (i < 0) {
         if (!reserve((void **)&calib->stages, calib->n_stages, &calib->cap_stages, sizeof *calib->stages))
@@ -266,6 +267,11 @@ db_status db_calib_put_stage(db_calib *calib, const db_calib_stage *entry)
     }
     calib->stages[i] = *entry;
     return DB_OK;
+}
+
+db_status db_calib_put_stage(db_calib *calib, const db_calib_stage *entry)
+{
+    return store_stage(calib, entry, true);
 }
 
 db_status db_calib_put_transfer(db_calib *calib, const db_calib_transfer *entry)
@@ -505,7 +511,7 @@ static db_status parse_file(const char *path, char *text, db_calib *out)
             why = parse_stage(f, n, version, &e, count_why, sizeof count_why);
             if (!why) {
                 dup = find_stage(out, e.device, e.algo, e.stage, e.role, e.variant, e.channels);
-                if (dup < 0 && db_calib_put_stage(out, &e) != DB_OK)
+                if (dup < 0 && store_stage(out, &e, false) != DB_OK) /* a file's rows, each as it is */
                     return db_error_status();
             }
         } else if (!strcmp(f[0], "transfer")) {

@@ -207,7 +207,8 @@ db_status db_transfer_fit(const db_cost_sample *samples, int n, db_transfer_mode
 
 double db_transfer_predict(const db_transfer_model *model, double bytes)
 {
-    double past = model->cached_bytes > 0 && bytes > model->cached_bytes ? bytes - model->cached_bytes : 0;
+    bool split = model->cached_bytes > 0 && model->beyond_gbs > 0;
+    double past = split && bytes > model->cached_bytes ? bytes - model->cached_bytes : 0;
     double ms = model->latency_ms + (bytes - past) / (model->bandwidth_gbs * BYTES_PER_MS_PER_GBS);
     if (past > 0)
         ms += past / (model->beyond_gbs * BYTES_PER_MS_PER_GBS);
@@ -216,6 +217,10 @@ double db_transfer_predict(const db_transfer_model *model, double bytes)
 
 /* Candidates for cached_bytes between the smallest and largest size, spaced evenly in log. */
 enum { CACHED_STEPS = 64 };
+
+/* A candidate must leave at most this share of one line's squared residuals:
+** a better fit of the noise alone is not a cache. */
+#define CACHED_GAIN 0.75
 
 /* Sum over the samples of ((measured - predicted) / measured)^2. */
 static double relative_ssr(const db_cost_sample *samples, int n, const db_transfer_model *m)
@@ -237,7 +242,7 @@ db_status db_transfer_fit_cached(const db_cost_sample *samples, int n, double be
     *model = best;
     if (!(beyond_gbs > 0) || n > 64)
         return DB_OK;
-    double best_ssr = relative_ssr(samples, n, &best);
+    double best_ssr = CACHED_GAIN * relative_ssr(samples, n, &best);
     double lo = samples[0].size, hi = samples[0].size;
     for (int i = 1; i < n; i++)
         lo = fmin(lo, samples[i].size), hi = fmax(hi, samples[i].size);
@@ -253,7 +258,9 @@ db_status db_transfer_fit_cached(const db_cost_sample *samples, int n, double be
         }
         double a, b, spread;
         int sizes;
-        if (fit_line(shifted, n, "bytes", &a, &b, &sizes, &spread) != DB_OK || !(b > 0))
+        /* Lines in the writer's caches are slower to fetch, not faster. */
+        if (fit_line(shifted, n, "bytes", &a, &b, &sizes, &spread) != DB_OK || !(b > 0) ||
+            !(1 / (b * BYTES_PER_MS_PER_GBS) < beyond_gbs))
             continue;
         db_transfer_model m = {.latency_ms = a, .bandwidth_gbs = 1 / (b * BYTES_PER_MS_PER_GBS), .sizes = best.sizes,
                                .spread = spread, .cached_bytes = cached, .beyond_gbs = beyond_gbs};

@@ -107,9 +107,10 @@ db_status db_transfer_fit(const db_cost_sample *samples, int n, db_transfer_mode
 ** caches, which the copy engine must fetch from them), the rest at
 ** `beyond_gbs` (lines already written back: the bandwidth of untouched memory,
 ** the transfer row's). cached_bytes is the one of a log scan between the
-** smallest and the largest size, or 0 (every byte at one fitted bandwidth, as
-** db_transfer_fit), whose fit leaves the smallest squared residuals relative
-** to the times. A copy of 20.68 MB that PoCL's threads had written ran into an
+** smallest and the largest size whose fit leaves the smallest squared
+** residuals relative to the times, at most 3/4 of one line's and with the
+** cached bytes slower than beyond_gbs; else 0 (every byte at one fitted
+** bandwidth, as db_transfer_fit). A copy of 20.68 MB that PoCL's threads had written ran into an
 ** H100 at 20.5 GB/s, one of 131.72 MB at 45 to 47: one line through both
 ** predicted the large one 1.6 times too long (bench/results/planner-h100.md).
 ** Fails as db_transfer_fit does. */

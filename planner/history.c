@@ -20,7 +20,7 @@
 /* Fields of a run row, its kind included, and of rows of versions 3, 2 and 1. */
 enum { RUN_FIELDS = 12, RUN_FIELDS_3 = 11, RUN_FIELDS_2 = 10, RUN_FIELDS_1 = 9 };
 
-/* Longest row written: the key's fields, three numbers, the crossing flag and separators. */
+/* Longest row written: the key's fields, three numbers, the crossing flag, the channels and separators. */
 enum { ROW_MAX = 512 };
 
 void db_history_init(db_history *history)

@@ -202,10 +202,11 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
                 add_note(costs, "%s, with docbin-bench --calibrate (device %s is '%s')", msg, info->key, info->name);
                 break;
             case DB_CALIB_MISSING:
-                add_note(costs, "stage %s/%s on the %s role%s%s (device '%s', key %s) is not calibrated; run "
+                add_note(costs, "stage %s/%s on the %s role%s%s%s (device '%s', key %s) is not calibrated; run "
                          "docbin-bench --calibrate", algo->name, stage->name, db_role_name((db_role)r),
-                         algo->n_variants ? ", variant " : "", algo->n_variants ? variant : "", info->name,
-                         info->key);
+                         algo->n_variants ? ", variant " : "", algo->n_variants ? variant : "",
+                         key_channels == 1 ? " for gray pages" : key_channels == 3 ? " for RGB pages" : "",
+                         info->name, info->key);
                 break;
             }
         }

@@ -12,9 +12,9 @@
 ** gives the same page on every machine (integer arithmetic, own generator). */
 db_image *db_sample_page(int width, int height, uint32_t seed);
 
-/* The same page in gray, as a scanner set to gray gives it (the red channel of
-** db_sample_page's, before the paper's tint): calibration times the stages that
-** read the page on both, as a gray page costs them less. */
+/* The same page in gray, one byte a pixel (the red channel of db_sample_page's,
+** before the paper's tint): calibration times the stages that read the page on
+** both, as a gray page costs them less. */
 db_image *db_sample_gray_page(int width, int height, uint32_t seed);
 
 #endif

@@ -562,8 +562,10 @@ static void test_from_calib(void)
               notes_with(&c, "host's share of sauvola runs on the cpu role", "docbin-bench --calibrate") == 1 &&
               notes_with(&c, "host's share of sauvola runs on the gpu role", "counted as 0") == 1 &&
               notes_with(&c, "crossing into the cpu role", "counted as 0") == 1 &&
-              notes_with(&c, "crossing into the gpu role", "docbin-bench --calibrate") == 1,
-          "%d notes for an empty calibration, expected 11", c.n_notes);
+              notes_with(&c, "crossing into the gpu role", "docbin-bench --calibrate") == 1 &&
+              notes_with(&c, "sauvola/gray on the cpu role, variant sliding for gray pages", NULL) == 1 &&
+              notes_with(&c, "for gray pages", NULL) == 2,
+          "%d notes for an empty calibration, expected 11; gray's say the page is gray", c.n_notes);
     for (int s = 0; s < 3; s++)
         for (int r = 0; r < 2; r++) {
             char what[64];
