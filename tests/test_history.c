@@ -249,6 +249,14 @@ static void test_compaction(void)
         thr[i].at_crossing = i >= 3;
     }
     CHECK(db_history_append(path, thr, 3 + DB_HISTORY_KEEP) == DB_OK, "threshold rows: %s", db_error_message());
+    /* Canny on 3 gray pages: a group of its own beside the canny rows of 0
+    ** channels below, so the many of those do not push these out. */
+    db_history_run gray[3];
+    for (int i = 0; i < 3; i++) {
+        gray[i] = row("canny", DB_ROLE_GPU, HASH_A, 1000, 0.5 * (i + 1));
+        gray[i].key.channels = 1;
+    }
+    CHECK(db_history_append(path, gray, 3) == DB_OK, "gray rows: %s", db_error_message());
     /* Append until the file shrinks: it must grow past the limit first. */
     while (!compacted && appended < 100 * CHUNK) {
         for (int i = 0; i < CHUNK; i++)
@@ -266,15 +274,20 @@ static void test_compaction(void)
     CHECK(compacted, "no compaction after %d rows", appended);
     db_history h;
     db_history_init(&h);
-    const int lead = 2 + 3 + DB_HISTORY_KEEP; /* laplacian's and threshold's rows */
+    const int thr_end = 2 + 3 + DB_HISTORY_KEEP, lead = thr_end + 3; /* laplacian's, threshold's, gray canny's */
     CHECK(db_history_load(&h, path) == DB_OK && h.n == lead + 2 * DB_HISTORY_KEEP, "compacted to %d rows", h.n);
     CHECK(h.n > 2 && h.runs[0].ms == 3 && h.runs[1].ms == 5 && !strcmp(h.runs[1].key.kernel_hash, HASH_A),
           "laplacian keeps its 2 rows of the newest kernels only");
     int thr_ok = h.n >= lead;
-    for (int i = 2; i < lead && thr_ok; i++)
+    for (int i = 2; i < thr_end && thr_ok; i++)
         thr_ok = !strcmp(h.runs[i].key.stage, "threshold") && h.runs[i].ms == i - 1 &&
                  h.runs[i].at_crossing == (i >= 5);
     CHECK(thr_ok, "threshold keeps its 3 rows not beside a crossing and its last %d", DB_HISTORY_KEEP);
+    int gray_ok = h.n >= lead;
+    for (int i = thr_end; i < lead && gray_ok; i++)
+        gray_ok = !strcmp(h.runs[i].key.stage, "canny") && h.runs[i].key.channels == 1 &&
+                  h.runs[i].ms == 0.5 * (i - thr_end + 1);
+    CHECK(gray_ok, "canny's rows of gray pages did not keep their group");
     /* Then the last rows of each stage, in their order: ms is the row's position. */
     int ok = 1;
     for (int i = lead; i < h.n; i++)
