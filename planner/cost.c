@@ -215,8 +215,9 @@ double db_transfer_predict(const db_transfer_model *model, double bytes)
     return fmax(0, ms);
 }
 
-/* Candidates for cached_bytes between the smallest and largest size, spaced evenly in log. */
-enum { CACHED_STEPS = 64 };
+/* Candidates for cached_bytes between the smallest and largest size, spaced
+** evenly in log; the most samples the scan takes (more fit one line). */
+enum { CACHED_STEPS = 64, CACHED_SAMPLES = 64 };
 
 /* A candidate must leave at most this share of one line's squared residuals:
 ** a better fit of the noise alone is not a cache. */
@@ -240,13 +241,13 @@ db_status db_transfer_fit_cached(const db_cost_sample *samples, int n, double be
     if (st != DB_OK)
         return st;
     *model = best;
-    if (!(beyond_gbs > 0) || n > 64)
+    if (!(beyond_gbs > 0) || n > CACHED_SAMPLES)
         return DB_OK;
     double best_ssr = CACHED_GAIN * relative_ssr(samples, n, &best);
     double lo = samples[0].size, hi = samples[0].size;
     for (int i = 1; i < n; i++)
         lo = fmin(lo, samples[i].size), hi = fmax(hi, samples[i].size);
-    db_cost_sample shifted[64];
+    db_cost_sample shifted[CACHED_SAMPLES];
     for (int step = 0; step <= CACHED_STEPS && lo > 0; step++) {
         double cached = lo * pow(hi / lo, (double)step / CACHED_STEPS);
         /* What the bytes past `cached` cost at beyond_gbs is known: the line is fitted to the rest. */
