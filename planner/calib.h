@@ -34,9 +34,10 @@
 **   channels     for a stage that reads the page (db_calib_channels), the channels of
 **                the pages it was timed on: 1 (gray) or 3 (RGB), each with a row of
 **                its own, as converting or reading three bytes a pixel costs more
-**                than one (Otsu's gray on PoCL: half as long on a gray page); 0
-**                for the others, whose input is the same whatever the page, and
-**                in files of version 6 and earlier
+**                than one (Otsu's gray on PoCL: half as long on a gray page), and
+**                for a host row (below) the same; 0 for the others, whose input
+**                is the same whatever the page, and in files of version 6 and
+**                earlier (host rows: 7 too), whose rows serve either page
 **   dir          h2d (host to device) or d2h (device to host)
 **   latency      ms; t(ms) = latency + bytes / (bandwidth * 1e6)
 **   bandwidth    GB/s (1e9 bytes per second), > 0
@@ -70,7 +71,8 @@
 ** the host's share of a run of the algorithm when its output comes from that
 ** role: enqueueing, flushing, waiting for the result and mapping it, measured
 ** as the wall time of runs with every stage on the role less the stages'
-** spans, the copies and the staging copies. Its kernel hash is
+** spans, the copies and the staging copies, on RGB and on gray pages (a row
+** each: a gray page's share is the smaller). Its kernel hash is
 ** db_algo_kernel_hash.
 **
 ** Blank lines and lines starting with '#' are ignored. Each key (a stage row's

@@ -244,8 +244,8 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
         const db_device_info *info = &ctx->role[r]->info;
         db_cost_model model;
         char msg[DB_PLAN_NOTE];
-        switch (db_calib_find_stage(calib, info->key, algo->name, DB_CALIB_HOST_STAGE, (db_role)r, variant, 0,
-                                    algo_hash, &model, msg, sizeof msg)) {
+        switch (db_calib_find_stage(calib, info->key, algo->name, DB_CALIB_HOST_STAGE, (db_role)r, variant,
+                                    costs->channels, algo_hash, &model, msg, sizeof msg)) {
         case DB_CALIB_FOUND:
             costs->host_ms[r] = fmax(0, db_cost_predict(&model, pixels, 0));
             break;
@@ -254,9 +254,10 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
                      info->key, info->name);
             break;
         case DB_CALIB_MISSING:
-            add_note(costs, "the host's share of %s runs on the %s role%s%s (enqueueing and waiting; device '%s', key "
-                     "%s) is not calibrated and counted as 0; run docbin-bench --calibrate", algo->name,
+            add_note(costs, "the host's share of %s runs on the %s role%s%s%s (enqueueing and waiting; device '%s', "
+                     "key %s) is not calibrated and counted as 0; run docbin-bench --calibrate", algo->name,
                      db_role_name((db_role)r), algo->n_variants ? ", variant " : "", algo->n_variants ? variant : "",
+                     costs->channels == 1 ? " for gray pages" : costs->channels == 3 ? " for RGB pages" : "",
                      info->name, info->key);
             break;
         }

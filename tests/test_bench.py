@@ -116,7 +116,7 @@ def algo_hash(algo, algos):
 
 def check_stage_rows(rows, algos, names, device_keys, what):
     """Every stage x role x variant of `names` appears once, with the right hash and 3 sizes, and
-    the host's share of runs (stage 'host') on each role that runs every stage."""
+    the host's share of runs (stage 'host', gray and RGB pages) on each role that runs every stage."""
     expected = set()
     for a in names:
         stages, variants = algos[a]
@@ -128,7 +128,7 @@ def check_stage_rows(rows, algos, names, device_keys, what):
         for role in ('cpu', 'gpu'):
             if all(role in roles for _, roles in stages):
                 for v in variants:
-                    expected.add((a, 'host', role, v, '0'))
+                    expected.update((a, 'host', role, v, ch) for ch in ('1', '3'))
     got = [(r[2], r[3], r[4], r[5], r[13] if len(r) > 13 else '') for r in rows if r[2] in names]
     check(len(got) == len(set(got)), f'{what}: duplicate rows')
     check(set(got) == expected, f'{what}: rows {sorted(set(got) ^ expected)} missing or unexpected')
@@ -322,7 +322,8 @@ def main():
         rc, out, err = run(['--algo', 'otsu', '--runs', '1', good, '--predict', '--calib', path, '--csv', pcsv])
         check(rc == 0, f'bench --predict failed: {err}')
         _, calib_rows, _ = read_calib(path)
-        fit = {(r[3], r[4]): (float(r[7]), float(r[8])) for r in calib_rows if r[2] == 'otsu'}
+        # The page is gray: the rows of gray pages, and those that serve any page.
+        fit = {(r[3], r[4]): (float(r[7]), float(r[8])) for r in calib_rows if r[2] == 'otsu' and r[13] != '3'}
         pct = r' +[-+][0-9.]+%'
         num = r' +([0-9.]+)'
         table = re.findall(r'^  ([a-z,]+)' + num + num + pct + num + pct + num + num + '$', out, re.M)

@@ -564,8 +564,9 @@ static void test_from_calib(void)
               notes_with(&c, "crossing into the cpu role", "counted as 0") == 1 &&
               notes_with(&c, "crossing into the gpu role", "docbin-bench --calibrate") == 1 &&
               notes_with(&c, "sauvola/gray on the cpu role, variant sliding for gray pages", NULL) == 1 &&
-              notes_with(&c, "for gray pages", NULL) == 2,
-          "%d notes for an empty calibration, expected 11; gray's say the page is gray", c.n_notes);
+              notes_with(&c, "for gray pages", NULL) == 4 &&
+              notes_with(&c, "host's share of sauvola runs on the gpu role, variant sliding for gray pages", NULL) == 1,
+          "%d notes for an empty calibration, expected 11; gray's and the host's say the page is gray", c.n_notes);
     for (int s = 0; s < 3; s++)
         for (int r = 0; r < 2; r++) {
             char what[64];
@@ -723,6 +724,42 @@ static void test_from_calib(void)
               near(c.stage_ms[0][DB_ROLE_CPU], 1.0) && near(c.stage_ms[1][DB_ROLE_CPU], 4.0),
           "RGB page: gray %g stats %g", c.stage_ms[0][DB_ROLE_CPU], c.stage_ms[1][DB_ROLE_CPU]);
 
+    db_calib_free(&calib);
+    db_context_close(ctx);
+}
+
+/* The host's share of a run is calibrated on RGB and on gray pages, a row
+** each: a page takes the row of its channels, and a row of 0 channels (files
+** of version 6 and earlier) where it has none. */
+static void test_host_channels(void)
+{
+    db_context *ctx = test_open_context();
+    const db_algo *otsu = db_algo_find("otsu");
+    db_job job;
+    db_job_defaults(otsu, &job);
+    db_calib calib;
+    db_calib_init(&calib);
+    db_plan_costs c;
+    db_calib_stage untold = host_row(ctx->role[DB_ROLE_GPU], otsu, DB_ROLE_GPU, "-", 0.3, 0);
+    db_calib_stage gray = host_row(ctx->role[DB_ROLE_GPU], otsu, DB_ROLE_GPU, "-", 0.1, 0);
+    gray.channels = 1;
+    CHECK(db_calib_put_stage(&calib, &untold) == DB_OK && db_calib_put_stage(&calib, &gray) == DB_OK,
+          "put host rows: %s", db_error_message());
+    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, otsu, &job, 100, 50, 1) == DB_OK &&
+              near(c.host_ms[DB_ROLE_GPU], 0.1),
+          "gray page: host %g, not the gray row's 0.1", c.host_ms[DB_ROLE_GPU]);
+    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, otsu, &job, 100, 50, 3) == DB_OK &&
+              near(c.host_ms[DB_ROLE_GPU], 0.3),
+          "RGB page without an RGB row: host %g, not the 0-channel row's 0.3", c.host_ms[DB_ROLE_GPU]);
+    db_calib_stage rgb = host_row(ctx->role[DB_ROLE_GPU], otsu, DB_ROLE_GPU, "-", 0.4, 0);
+    rgb.channels = 3;
+    CHECK(db_calib_put_stage(&calib, &rgb) == DB_OK, "put RGB host row: %s", db_error_message());
+    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, otsu, &job, 100, 50, 3) == DB_OK &&
+              near(c.host_ms[DB_ROLE_GPU], 0.4),
+          "RGB page: host %g, not the RGB row's 0.4", c.host_ms[DB_ROLE_GPU]);
+    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, otsu, &job, 100, 50, 1) == DB_OK &&
+              near(c.host_ms[DB_ROLE_GPU], 0.1),
+          "gray page beside an RGB row: host %g, not 0.1", c.host_ms[DB_ROLE_GPU]);
     db_calib_free(&calib);
     db_context_close(ctx);
 }
@@ -1043,6 +1080,7 @@ int main(void)
     test_no_gpu_impl();
     test_unknown();
     test_from_calib();
+    test_host_channels();
     test_work();
     test_work_by_role();
     test_after_others();
