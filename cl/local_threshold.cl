@@ -47,10 +47,15 @@ kernel void threshold_local(global const uchar *gray, global const long *sums, i
 }
 
 /* Wolf, pass 1: per work-group maximum window variance and minimum gray over a
-** strided share of the pixels. Maximum and minimum are exact, so the result does
-** not depend on how the image is split. */
+** share of the pixels: strided on a GPU, where neighbouring work-items read
+** neighbouring pixels together; `chunked`, a run of consecutive pixels per
+** work-item, on a CPU device, which runs a group's work-items one after another
+** (strided, each work-item swept the whole page a cache line at a time: 2.4 ms
+** a megapixel on the H100 host's PoCL, five times the threshold pass). Maximum
+** and minimum are exact, so the result does not depend on how the image is
+** split. */
 kernel void wolf_partial(global const uchar *gray, global const long *sums, int width, int height, int h,
-                         global double *part_var, global int *part_min)
+                         int chunked, global double *part_var, global int *part_min)
 {
     local double lv[REDUCE];
     local int lm[REDUCE];
@@ -58,7 +63,14 @@ kernel void wolf_partial(global const uchar *gray, global const long *sums, int 
     ulong n = (ulong)width * (ulong)height;
     double vmax = DBL_MIN;
     int gmin = 255;
-    for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
+    ulong first = get_global_id(0), step = get_global_size(0), end = n;
+    if (chunked) {
+        ulong span = (n + step - 1) / step;
+        first *= span;
+        end = min(n, first + span);
+        step = 1;
+    }
+    for (ulong i = first; i < end; i += step) {
         int y = (int)(i / (ulong)width), x = (int)(i % (ulong)width);
         double mean;
         double var = window_var(sums[i], sums[n + i], window_count(x, y, width, height, h), &mean);
