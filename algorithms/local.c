@@ -164,7 +164,7 @@ static db_status wolf_reduce(db_stage_run *run, cl_mem wolf, int gpu)
     cl_mem gray = db_stage_in(run, 0), sums = db_stage_in(run, 1);
     cl_int w = db_stage_width(run), h = db_stage_height(run);
     cl_int half = (cl_int)(db_stage_job(run)->params[P_WINDOW] - 1) / 2;
-    cl_int chunked = !gpu;
+    cl_int chunked = !gpu; /* the cpu role's device runs a group's work-items one by one (wolf_partial) */
     db_status st = db_stage_args(run, partial, 8, sizeof gray, &gray, sizeof sums, &sums, sizeof w, &w, sizeof h, &h,
                                  sizeof half, &half, sizeof chunked, &chunked, sizeof pv, &pv, sizeof pm, &pm);
     if (st != DB_OK)

@@ -740,6 +740,16 @@ static void test_host_channels(void)
     db_calib calib;
     db_calib_init(&calib);
     db_plan_costs c;
+    /* An RGB row alone says nothing of a gray page: counted as 0, with a note naming the pages. */
+    db_calib_stage only_rgb = host_row(ctx->role[DB_ROLE_GPU], otsu, DB_ROLE_GPU, "-", 0.4, 0);
+    only_rgb.channels = 3;
+    CHECK(db_calib_put_stage(&calib, &only_rgb) == DB_OK, "put RGB host row: %s", db_error_message());
+    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, otsu, &job, 100, 50, 1) == DB_OK &&
+              c.host_ms[DB_ROLE_GPU] == 0 &&
+              notes_with(&c, "host's share of otsu runs on the gpu role for gray pages", "counted as 0") == 1,
+          "gray page with an RGB host row only: host %g", c.host_ms[DB_ROLE_GPU]);
+    db_calib_free(&calib);
+    db_calib_init(&calib);
     db_calib_stage untold = host_row(ctx->role[DB_ROLE_GPU], otsu, DB_ROLE_GPU, "-", 0.3, 0);
     db_calib_stage gray = host_row(ctx->role[DB_ROLE_GPU], otsu, DB_ROLE_GPU, "-", 0.1, 0);
     gray.channels = 1;
