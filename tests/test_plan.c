@@ -728,48 +728,51 @@ static void test_from_calib(void)
     db_context_close(ctx);
 }
 
+/* The host's share on the gpu role that `calib` gives otsu on a 100x50 page
+** of `channels`, and the notes in *c; -1 where the costs cannot be built. */
+static double gpu_host_ms(const db_calib *calib, const db_context *ctx, int channels, db_plan_costs *c)
+{
+    const db_algo *otsu = db_algo_find("otsu");
+    db_job job;
+    db_job_defaults(otsu, &job);
+    if (db_plan_costs_from_calib(c, calib, NULL, ctx, otsu, &job, 100, 50, channels) != DB_OK)
+        return -1;
+    return c->host_ms[DB_ROLE_GPU];
+}
+
+/* Puts otsu's host row on the gpu role: a ms, of `channels`. */
+static void put_gpu_host(db_calib *calib, const db_context *ctx, double a, int channels)
+{
+    db_calib_stage e = host_row(ctx->role[DB_ROLE_GPU], db_algo_find("otsu"), DB_ROLE_GPU, "-", a, 0);
+    e.channels = channels;
+    CHECK(db_calib_put_stage(calib, &e) == DB_OK, "put host row of %d channels: %s", channels, db_error_message());
+}
+
 /* The host's share of a run is calibrated on RGB and on gray pages, a row
 ** each: a page takes the row of its channels, and a row of 0 channels (files
 ** of version 6 and earlier) where it has none. */
 static void test_host_channels(void)
 {
     db_context *ctx = test_open_context();
-    const db_algo *otsu = db_algo_find("otsu");
-    db_job job;
-    db_job_defaults(otsu, &job);
     db_calib calib;
     db_calib_init(&calib);
     db_plan_costs c;
+    double ms;
     /* An RGB row alone says nothing of a gray page: counted as 0, with a note naming the pages. */
-    db_calib_stage only_rgb = host_row(ctx->role[DB_ROLE_GPU], otsu, DB_ROLE_GPU, "-", 0.4, 0);
-    only_rgb.channels = 3;
-    CHECK(db_calib_put_stage(&calib, &only_rgb) == DB_OK, "put RGB host row: %s", db_error_message());
-    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, otsu, &job, 100, 50, 1) == DB_OK &&
-              c.host_ms[DB_ROLE_GPU] == 0 &&
+    put_gpu_host(&calib, ctx, 0.4, 3);
+    CHECK((ms = gpu_host_ms(&calib, ctx, 1, &c)) == 0 &&
               notes_with(&c, "host's share of otsu runs on the gpu role for gray pages", "counted as 0") == 1,
-          "gray page with an RGB host row only: host %g", c.host_ms[DB_ROLE_GPU]);
+          "gray page with an RGB host row only: host %g", ms);
     db_calib_free(&calib);
     db_calib_init(&calib);
-    db_calib_stage untold = host_row(ctx->role[DB_ROLE_GPU], otsu, DB_ROLE_GPU, "-", 0.3, 0);
-    db_calib_stage gray = host_row(ctx->role[DB_ROLE_GPU], otsu, DB_ROLE_GPU, "-", 0.1, 0);
-    gray.channels = 1;
-    CHECK(db_calib_put_stage(&calib, &untold) == DB_OK && db_calib_put_stage(&calib, &gray) == DB_OK,
-          "put host rows: %s", db_error_message());
-    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, otsu, &job, 100, 50, 1) == DB_OK &&
-              near(c.host_ms[DB_ROLE_GPU], 0.1),
-          "gray page: host %g, not the gray row's 0.1", c.host_ms[DB_ROLE_GPU]);
-    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, otsu, &job, 100, 50, 3) == DB_OK &&
-              near(c.host_ms[DB_ROLE_GPU], 0.3),
-          "RGB page without an RGB row: host %g, not the 0-channel row's 0.3", c.host_ms[DB_ROLE_GPU]);
-    db_calib_stage rgb = host_row(ctx->role[DB_ROLE_GPU], otsu, DB_ROLE_GPU, "-", 0.4, 0);
-    rgb.channels = 3;
-    CHECK(db_calib_put_stage(&calib, &rgb) == DB_OK, "put RGB host row: %s", db_error_message());
-    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, otsu, &job, 100, 50, 3) == DB_OK &&
-              near(c.host_ms[DB_ROLE_GPU], 0.4),
-          "RGB page: host %g, not the RGB row's 0.4", c.host_ms[DB_ROLE_GPU]);
-    CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, otsu, &job, 100, 50, 1) == DB_OK &&
-              near(c.host_ms[DB_ROLE_GPU], 0.1),
-          "gray page beside an RGB row: host %g, not 0.1", c.host_ms[DB_ROLE_GPU]);
+    put_gpu_host(&calib, ctx, 0.3, 0);
+    put_gpu_host(&calib, ctx, 0.1, 1);
+    CHECK(near(ms = gpu_host_ms(&calib, ctx, 1, &c), 0.1), "gray page: host %g, not the gray row's 0.1", ms);
+    CHECK(near(ms = gpu_host_ms(&calib, ctx, 3, &c), 0.3),
+          "RGB page without an RGB row: host %g, not the 0-channel row's 0.3", ms);
+    put_gpu_host(&calib, ctx, 0.4, 3);
+    CHECK(near(ms = gpu_host_ms(&calib, ctx, 3, &c), 0.4), "RGB page: host %g, not the RGB row's 0.4", ms);
+    CHECK(near(ms = gpu_host_ms(&calib, ctx, 1, &c), 0.1), "gray page beside an RGB row: host %g, not 0.1", ms);
     db_calib_free(&calib);
     db_context_close(ctx);
 }
