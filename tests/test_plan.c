@@ -789,9 +789,6 @@ static const char *explain_text(const db_plan_costs *c)
     return text;
 }
 
-/* A stage whose cost follows the content: HBK's kmeans, calibrated at 4
-** passes per block, t = a + b * 5000 * work / 4 on the 100x50 page (7 x 4
-** blocks of 16): cpu a 1, b 1e-3 (6 ms at 4 passes), gpu a 0.5, b 1e-4. */
 /* Rows that make everything but the stages free: instant staging copies, no
 ** host share on either role, crossings of 0 both ways. */
 static void put_free_plumbing(db_calib *calib, const db_context *ctx, const db_algo *algo)
@@ -841,6 +838,9 @@ static void other_device_runs(db_history *hist, db_history_run runs[3], const db
     hist->n = hist->cap = 3;
 }
 
+/* A stage whose cost follows the content: HBK's kmeans, calibrated at 4
+** passes per block, t = a + b * 5000 * work / 4 on the 100x50 page (7 x 4
+** blocks of 16): cpu a 1, b 1e-3 (6 ms at 4 passes), gpu a 0.5, b 1e-4. */
 static void test_work(void)
 {
     db_context *ctx = test_open_context();
