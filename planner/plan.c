@@ -112,6 +112,12 @@ void db_plan_costs_unbind(db_plan_costs *costs, db_role role)
         costs->copy[role][d] = DB_PLAN_UNBOUND;
 }
 
+/* The words a note adds for rows keyed by the page's channels (db_calib_channels). */
+static const char *pages_words(int channels)
+{
+    return channels == 1 ? " for gray pages" : channels == 3 ? " for RGB pages" : "";
+}
+
 static void add_note(db_plan_costs *costs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void add_note(db_plan_costs *costs, const char *fmt, ...)
@@ -205,8 +211,7 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
                 add_note(costs, "stage %s/%s on the %s role%s%s%s (device '%s', key %s) is not calibrated; run "
                          "docbin-bench --calibrate", algo->name, stage->name, db_role_name((db_role)r),
                          algo->n_variants ? ", variant " : "", algo->n_variants ? variant : "",
-                         key_channels == 1 ? " for gray pages" : key_channels == 3 ? " for RGB pages" : "",
-                         info->name, info->key);
+                         pages_words(key_channels), info->name, info->key);
                 break;
             }
         }
@@ -257,8 +262,7 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
             add_note(costs, "the host's share of %s runs on the %s role%s%s%s (enqueueing and waiting; device '%s', "
                      "key %s) is not calibrated and counted as 0; run docbin-bench --calibrate", algo->name,
                      db_role_name((db_role)r), algo->n_variants ? ", variant " : "", algo->n_variants ? variant : "",
-                     costs->channels == 1 ? " for gray pages" : costs->channels == 3 ? " for RGB pages" : "",
-                     info->name, info->key);
+                     pages_words(costs->channels), info->name, info->key);
             break;
         }
     }
