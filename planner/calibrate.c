@@ -593,11 +593,8 @@ static db_status calibrate_crossings(calib_state *c, const db_algo *const *algos
     return DB_OK;
 }
 
-/* The most sizes the copies of touched memory are timed at, and the rounds
-** each size is timed in, each into a buffer of its own: one round's median of
-** a size moved by up to 1.8 times from the next round's on one host
-** (bench/results/touched-copies-h100.log). */
-enum { TOUCHED_SIZES = 12, TOUCHED_ROUNDS = 5 };
+/* The most sizes the copies of touched memory are timed at. */
+enum { TOUCHED_SIZES = 12 };
 
 /* The sizes the copies of touched memory (written and read rows) are timed at,
 ** into bytes[]; returns how many: from the smallest transfer size, doubling,
@@ -625,7 +622,7 @@ static db_status calibrate_touched(calib_state *c, db_device *dev, db_device *ot
 {
     const db_calibrate_options *o = c->o;
     db_cost_sample samples[TOUCHED_SIZES];
-    double ms[DB_PROFILE_MAX_RUNS], round_ms[TOUCHED_SIZES][TOUCHED_ROUNDS];
+    double ms[DB_PROFILE_MAX_RUNS];
     size_t sizes[TOUCHED_SIZES];
     int n = touched_sizes(o, sizes);
     char what[600];
@@ -635,27 +632,17 @@ static db_status calibrate_touched(calib_state *c, db_device *dev, db_device *ot
     else
         snprintf(what, sizeof what, "out of %s device '%s' into what %s device '%s' read", db_role_name(dev->role),
                  dev->info.name, db_role_name(other->role), other->info.name);
-    /* The sizes interleaved round by round, so that a host whose speed moves moves them all. */
-    for (int r = 0; r < TOUCHED_ROUNDS; r++)
-        for (int k = 0; k < n; k++) {
-            size_t bytes = sizes[k];
-            progress(c, "copies of %zu bytes %s, round %d of %d, %d runs", bytes, what, r + 1, TOUCHED_ROUNDS,
-                     o->runs + 1);
-            db_status st = dir == DB_H2D ? db_buffer_time_written_copies(c->ctx, dev, other, bytes, o->runs + 1, ms)
-                                         : db_buffer_time_read_copies(c->ctx, dev, other, bytes, o->runs + 1, ms);
-            db_box box;
-            if (st == DB_OK)
-                st = db_box_stats(ms + 1, o->runs, &box); /* [0] is the warm-up */
-            if (st != DB_OK)
-                return st;
-            round_ms[k][r] = box.median;
-        }
     for (int k = 0; k < n; k++) {
+        size_t bytes = sizes[k];
+        progress(c, "copies of %zu bytes %s, %d runs", bytes, what, o->runs + 1);
+        db_status st = dir == DB_H2D ? db_buffer_time_written_copies(c->ctx, dev, other, bytes, o->runs + 1, ms)
+                                     : db_buffer_time_read_copies(c->ctx, dev, other, bytes, o->runs + 1, ms);
         db_box box;
-        db_status st = db_box_stats(round_ms[k], TOUCHED_ROUNDS, &box);
+        if (st == DB_OK)
+            st = db_box_stats(ms + 1, o->runs, &box); /* [0] is the warm-up */
         if (st != DB_OK)
             return st;
-        samples[k] = (db_cost_sample){.size = (double)sizes[k], .ms = box.median};
+        samples[k] = (db_cost_sample){.size = (double)bytes, .ms = box.median};
     }
     db_calib_touched e;
     memset(&e, 0, sizeof e);
@@ -716,8 +703,7 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
         touched += ctx->role[r] && !ctx->role[r]->info.host_unified && other && other->info.host_unified;
     }
     size_t sizes[TOUCHED_SIZES];
-    c.steps += (copiers + 2) * o->n_transfer_sizes +
-               touched * DB_TRANSFER_DIR_COUNT * TOUCHED_ROUNDS * touched_sizes(o, sizes) +
+    c.steps += (copiers + 2) * o->n_transfer_sizes + touched * DB_TRANSFER_DIR_COUNT * touched_sizes(o, sizes) +
                (roles == DB_ROLE_COUNT ? DB_ROLE_COUNT : 0);
 
     /* The staging copies first: the host's share of each run is measured net of them. */
