@@ -19,7 +19,7 @@
 
 /* Fields of each kind of row, its kind included, and of stage and written rows of older versions. */
 enum { STAGE_FIELDS = 14, STAGE_FIELDS_6 = 13, STAGE_FIELDS_5 = 12, STAGE_FIELDS_4 = 11, TRANSFER_FIELDS = 7,
-       STAGING_FIELDS = 5, CROSSING_FIELDS = 6, TOUCHED_FIELDS = 9, WRITTEN_FIELDS_6 = 7,
+       STAGING_FIELDS = 5, CROSSING_FIELDS = 6, WRITTEN_FIELDS = 9, WRITTEN_FIELDS_6 = 7,
        MAX_FIELDS = DB_CALIB_MAX_FIELDS };
 
 void db_calib_init(db_calib *calib)
@@ -32,7 +32,7 @@ void db_calib_free(db_calib *calib)
     free(calib->stages);
     free(calib->transfers);
     free(calib->crossings);
-    free(calib->touched);
+    free(calib->written);
     db_calib_init(calib);
 }
 
@@ -104,19 +104,12 @@ static int find_crossing(const db_calib *calib, const char *from, const char *to
     return -1;
 }
 
-static int find_touched(const db_calib *calib, db_transfer_dir dir, const char *from, const char *to)
+static int find_written(const db_calib *calib, const char *from, const char *to)
 {
-    for (int i = 0; i < calib->n_touched; i++)
-        if (calib->touched[i].dir == dir && !strcmp(calib->touched[i].from, from) &&
-            !strcmp(calib->touched[i].to, to))
+    for (int i = 0; i < calib->n_written; i++)
+        if (!strcmp(calib->written[i].from, from) && !strcmp(calib->written[i].to, to))
             return i;
     return -1;
-}
-
-/* The row kind of touched copies in direction `dir` (calib.h). */
-static const char *touched_kind(db_transfer_dir dir)
-{
-    return dir == DB_H2D ? "written" : "read";
 }
 
 /* Grows an array of `elem` bytes to hold one more; 0 when out of memory. */
@@ -219,10 +212,8 @@ db_status db_calib_put_crossing(db_calib *calib, const db_calib_crossing *entry)
     return DB_OK;
 }
 
-static const char *touched_problem(const db_calib_touched *e)
+static const char *written_problem(const db_calib_written *e)
 {
-    if (e->dir != DB_H2D && e->dir != DB_D2H)
-        return "the direction is neither h2d nor d2h";
     if (!is_hex(e->from, 16) || !is_hex(e->to, 16))
         return "a device key is not 16 lower-case hex digits";
     if (!isfinite(e->model.cached_bytes) || e->model.cached_bytes < 0)
@@ -232,19 +223,19 @@ static const char *touched_problem(const db_calib_touched *e)
     return copy_model_problem(&e->model);
 }
 
-db_status db_calib_put_touched(db_calib *calib, const db_calib_touched *entry)
+db_status db_calib_put_written(db_calib *calib, const db_calib_written *entry)
 {
-    const char *problem = touched_problem(entry);
+    const char *problem = written_problem(entry);
     if (problem)
         return db_fail(DB_ERR_USAGE, "cannot record the copy calibration of devices %.16s and %.16s: %s",
                        entry->from, entry->to, problem);
-    int i = find_touched(calib, entry->dir, entry->from, entry->to);
+    int i = find_written(calib, entry->from, entry->to);
     if (i < 0) {
-        if (!reserve((void **)&calib->touched, calib->n_touched, &calib->cap_touched, sizeof *calib->touched))
+        if (!reserve((void **)&calib->written, calib->n_written, &calib->cap_written, sizeof *calib->written))
             return db_fail(DB_ERR_NOMEM, "out of memory recording a calibration");
-        i = calib->n_touched++;
+        i = calib->n_written++;
     }
-    calib->touched[i] = *entry;
+    calib->written[i] = *entry;
     return DB_OK;
 }
 
@@ -447,19 +438,16 @@ static const char *parse_crossing(char **f, int n, db_calib_crossing *e, char *w
     return crossing_problem(e);
 }
 
-/* Parses a written (dir DB_H2D) or read (DB_D2H) row of a file of `version`
-** into `e` (written rows of 6 and earlier: without the cached bytes and the
-** bandwidth past them). */
-static const char *parse_touched(char **f, int n, int version, db_transfer_dir dir, db_calib_touched *e, char *why,
-                                 size_t why_size)
+/* Parses a written row of a file of `version` into `e` (6 and earlier: without
+** the cached bytes and the bandwidth past them). */
+static const char *parse_written(char **f, int n, int version, db_calib_written *e, char *why, size_t why_size)
 {
-    int want = version >= 7 ? TOUCHED_FIELDS : WRITTEN_FIELDS_6;
+    int want = version >= 7 ? WRITTEN_FIELDS : WRITTEN_FIELDS_6;
     if (n != want) {
-        snprintf(why, why_size, "a %s row has %d fields, not %d", touched_kind(dir), n, want);
+        snprintf(why, why_size, "a written row has %d fields, not %d", n, want);
         return why;
     }
     memset(e, 0, sizeof *e);
-    e->dir = dir;
     if (!copy_field(e->from, sizeof e->from, f[1]) || !copy_field(e->to, sizeof e->to, f[2]))
         return "a device key is too long";
     const char *bad = parse_copy_model(f, 3, &e->model, why, why_size);
@@ -468,7 +456,7 @@ static const char *parse_touched(char **f, int n, int version, db_transfer_dir d
     if (version >= 7 && (!db_calib_parse_number(f[7], &e->model.cached_bytes) ||
                          !db_calib_parse_number(f[8], &e->model.beyond_gbs)))
         return "the cached bytes or the bandwidth past them (fields 8, 9) is not a number";
-    return touched_problem(e);
+    return written_problem(e);
 }
 
 int db_calib_split(char *line, char **f)
@@ -502,7 +490,7 @@ static db_status parse_file(const char *path, char *text, db_calib *out)
         if (line_no == 1) {
             static const char *const headers[] = {DB_CALIB_HEADER_1, DB_CALIB_HEADER_2, DB_CALIB_HEADER_3,
                                                   DB_CALIB_HEADER_4, DB_CALIB_HEADER_5, DB_CALIB_HEADER_6,
-                                                  DB_CALIB_HEADER_7, DB_CALIB_HEADER};
+                                                  DB_CALIB_HEADER};
             for (int v = 0; v < (int)(sizeof headers / sizeof headers[0]); v++)
                 if (!strcmp(line, headers[v]))
                     version = v + 1;
@@ -550,18 +538,16 @@ static db_status parse_file(const char *path, char *text, db_calib *out)
                 if (dup < 0 && db_calib_put_crossing(out, &e) != DB_OK)
                     return db_error_status();
             }
-        } else if (!strcmp(f[0], "written") || (!strcmp(f[0], "read") && version >= 8)) {
-            db_calib_touched e;
-            why = parse_touched(f, n, version, f[0][0] == 'w' ? DB_H2D : DB_D2H, &e, count_why, sizeof count_why);
+        } else if (!strcmp(f[0], "written")) {
+            db_calib_written e;
+            why = parse_written(f, n, version, &e, count_why, sizeof count_why);
             if (!why) {
-                dup = find_touched(out, e.dir, e.from, e.to);
-                if (dup < 0 && db_calib_put_touched(out, &e) != DB_OK)
+                dup = find_written(out, e.from, e.to);
+                if (dup < 0 && db_calib_put_written(out, &e) != DB_OK)
                     return db_error_status();
             }
         } else {
-            why = version >= 8 ? "the row is neither 'stage', 'transfer', 'staging', 'crossing', 'written' nor 'read'"
-                               : "the row is neither 'stage', 'transfer', 'staging', 'crossing' nor 'written' (a "
-                                 "'read' row needs a file of version 8)";
+            why = "the row is neither 'stage', 'transfer', 'staging', 'crossing' nor 'written'";
         }
         if (!why && dup >= 0)
             why = "the entry appears twice";
@@ -634,8 +620,6 @@ db_status db_calib_save(const db_calib *calib, const char *path)
     fprintf(af.f, "# crossing from-device to-device role ms sizes\n");
     fprintf(af.f, "# written from-device to-device latency(ms) bandwidth(GB/s) sizes spread cached(bytes) "
                   "beyond(GB/s)\n");
-    fprintf(af.f, "# read from-device to-device latency(ms) bandwidth(GB/s) sizes spread cached(bytes) "
-                  "beyond(GB/s)\n");
     for (int i = 0; i < calib->n_stages; i++) {
         const db_calib_stage *e = &calib->stages[i];
         fprintf(af.f, "stage %s %s %s %s %s %s %.17g %.17g %d %.17g %.17g %.17g %d\n", e->device, e->algo,
@@ -654,10 +638,10 @@ db_status db_calib_save(const db_calib *calib, const char *path)
         const db_calib_crossing *e = &calib->crossings[i];
         fprintf(af.f, "crossing %s %s %s %.17g %d\n", e->from, e->to, db_role_name(e->role), e->ms, e->sizes);
     }
-    for (int i = 0; i < calib->n_touched; i++) {
-        const db_calib_touched *e = &calib->touched[i];
-        fprintf(af.f, "%s %s %s %.17g %.17g %d %.17g %.17g %.17g\n", touched_kind(e->dir), e->from, e->to,
-                e->model.latency_ms, e->model.bandwidth_gbs, e->model.sizes, e->model.spread, e->model.cached_bytes,
+    for (int i = 0; i < calib->n_written; i++) {
+        const db_calib_written *e = &calib->written[i];
+        fprintf(af.f, "written %s %s %.17g %.17g %d %.17g %.17g %.17g\n", e->from, e->to, e->model.latency_ms,
+                e->model.bandwidth_gbs, e->model.sizes, e->model.spread, e->model.cached_bytes,
                 e->model.beyond_gbs);
     }
     if (ferror(af.f)) {
@@ -717,13 +701,13 @@ db_calib_found db_calib_find_crossing(const db_calib *calib, const char *from, c
     return DB_CALIB_FOUND;
 }
 
-db_calib_found db_calib_find_touched(const db_calib *calib, db_transfer_dir dir, const char *from, const char *to,
+db_calib_found db_calib_find_written(const db_calib *calib, const char *from, const char *to,
                                      db_transfer_model *model)
 {
-    int i = find_touched(calib, dir, from, to);
+    int i = find_written(calib, from, to);
     if (i < 0)
         return DB_CALIB_MISSING;
-    *model = calib->touched[i].model;
+    *model = calib->written[i].model;
     return DB_CALIB_FOUND;
 }
 

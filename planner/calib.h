@@ -3,13 +3,12 @@
 **
 ** The file is plain text, one entry per line, fields separated by spaces:
 **
-**   docbin-calibration 8
+**   docbin-calibration 7
 **   stage <device> <algo> <stage> <role> <variant> <kernel-hash> <a> <b> <sizes> <spread> <work> <c> <channels>
 **   transfer <device> <dir> <latency> <bandwidth> <sizes> <spread>
 **   staging <latency> <bandwidth> <sizes> <spread>
 **   crossing <from> <to> <role> <ms> <sizes>
 **   written <from> <to> <latency> <bandwidth> <sizes> <spread> <cached> <beyond>
-**   read <from> <to> <latency> <bandwidth> <sizes> <spread> <cached> <beyond>
 **
 **   device       16 hex digits: the device key (db_device_info.key: platform, name, driver)
 **   algo, stage  names as --list-algos prints them
@@ -61,20 +60,12 @@
 **                to copy. Its source lines sit in the caches of the cores that
 **                wrote them, and such a copy ran at 20 GB/s where the transfer
 **                row of untouched memory gave 55 (bench/results/planner-h100.md)
-**   read         a copy out of device <from> into host memory that a kernel on
-**                device <to>, which shares host memory, read on the page before:
-**                what an item that crosses from a stage on <from> to one on <to>
-**                costs to copy, page after page. The copy engine must take the
-**                lines it writes out of the reader's caches: a pinned copy of
-**                1.29 MB out of an H100 ran at 22.8 GB/s after the CPU had read
-**                the memory, 51.0 untouched (bench/results/copy-touch-h100.log)
-**   cached       for a written or read row, the bytes copied at <bandwidth>: the
-**                lines the caches of the device that touched them still hold;
-**                past them the copy runs at <beyond> GB/s, the speed of memory
-**                no cache holds (131.72 MB that PoCL wrote went into an H100 at
-**                45 to 47 GB/s, 20.68 MB at 20.5; db_transfer_fit_cached). 0
-**                (and <beyond> 0): every byte at <bandwidth>, as in files of
-**                version 6 and earlier
+**   cached       for a written row, the bytes copied at <bandwidth>: the lines the
+**                writer's caches still hold; past them the copy runs at <beyond>
+**                GB/s, the speed of memory already written back (131.72 MB that
+**                PoCL wrote went into an H100 at 45 to 47 GB/s, 20.68 MB at 20.5;
+**                db_transfer_fit_cached). 0 (and <beyond> 0): every byte at
+**                <bandwidth>, as in files of version 6 and earlier
 **
 ** A stage row whose stage is `host` (DB_CALIB_HOST_STAGE) models the rest of
 ** the host's share of a run of the algorithm when its output comes from that
@@ -86,7 +77,8 @@
 **
 ** Blank lines and lines starting with '#' are ignored. Each key (a stage row's
 ** first six fields and its channels, a transfer row's first two, a crossing row's first three,
-** a written or read row's first two) appears once. A file with any
+** a written row's first two)
+** appears once. A file with any
 ** malformed line is rejected whole, with its name, the line number and the fix
 ** (recalibrate or delete the file): a half-read calibration would plan silently
 ** with holes. Host code (a stage's C functions) is not part of the kernel hash.
@@ -100,14 +92,12 @@
 #include "runtime/stage.h"
 
 /* The first line of every calibration file; bump the number when rows change. */
-#define DB_CALIB_HEADER "docbin-calibration 8"
+#define DB_CALIB_HEADER "docbin-calibration 7"
 
-/* The headers of the earlier formats, without read rows (7), without the
-** stage rows' channels and the written rows' cached bytes either (6), without
-** the stage rows' c either (5),
+/* The headers of the earlier formats, without the stage rows' channels and
+** the written rows' cached bytes (6), without the stage rows' c either (5),
 ** without their work either (4), without written rows (3), without crossing
 ** rows either (2) and without the staging row (1); still read. */
-#define DB_CALIB_HEADER_7 "docbin-calibration 7"
 #define DB_CALIB_HEADER_6 "docbin-calibration 6"
 #define DB_CALIB_HEADER_5 "docbin-calibration 5"
 #define DB_CALIB_HEADER_4 "docbin-calibration 4"
@@ -148,15 +138,11 @@ typedef struct db_calib_crossing {
     int sizes;                     /* the calibration sizes it is measured at, >= 1 (older files: 3) */
 } db_calib_crossing;
 
-/* The copy model between a device and host memory that a kernel on another
-** device, which shares host memory, has just touched: a written row (DB_H2D),
-** into device `to` of what a kernel on `from` wrote, or a read row (DB_D2H),
-** out of device `from` into what a kernel on `to` read. */
-typedef struct db_calib_touched {
+/* The copy model into device `to` of memory a kernel on device `from` has just written. */
+typedef struct db_calib_written {
     char from[17], to[17];
-    db_transfer_dir dir;
     db_transfer_model model;
-} db_calib_touched;
+} db_calib_written;
 
 /* A host's calibration: every entry of its file, in file order. */
 typedef struct db_calib {
@@ -166,8 +152,8 @@ typedef struct db_calib {
     int n_transfers, cap_transfers;
     db_calib_crossing *crossings;
     int n_crossings, cap_crossings;
-    db_calib_touched *touched;
-    int n_touched, cap_touched;
+    db_calib_written *written;
+    int n_written, cap_written;
     bool has_staging;
     db_transfer_model staging;     /* the host's staging copy model, when has_staging */
 } db_calib;
@@ -210,8 +196,8 @@ db_status db_calib_put_staging(db_calib *calib, const db_transfer_model *model);
 /* Adds `entry`, or replaces the entry with the same devices and role. */
 db_status db_calib_put_crossing(db_calib *calib, const db_calib_crossing *entry);
 
-/* Adds `entry`, or replaces the entry with the same direction and devices. */
-db_status db_calib_put_touched(db_calib *calib, const db_calib_touched *entry);
+/* Adds `entry`, or replaces the entry with the same devices. */
+db_status db_calib_put_written(db_calib *calib, const db_calib_written *entry);
 
 /* Looks up the model of a stage for the current kernels `kernel_hash`. FOUND
 ** fills `model`; STALE (the entry's hash differs) writes into msg which stage on
@@ -236,10 +222,8 @@ db_calib_found db_calib_find_transfer(const db_calib *calib, const char *device,
 db_calib_found db_calib_find_crossing(const db_calib *calib, const char *from, const char *to, db_role role,
                                       double *ms);
 
-/* Looks up the model of copies in direction `dir` from device `from` to device
-** `to` of memory that a kernel on the device sharing host memory touched
-** (db_calib_touched): FOUND or MISSING. */
-db_calib_found db_calib_find_touched(const db_calib *calib, db_transfer_dir dir, const char *from, const char *to,
+/* Looks up the copy model into device `to` of what a kernel on device `from` wrote: FOUND or MISSING. */
+db_calib_found db_calib_find_written(const db_calib *calib, const char *from, const char *to,
                                      db_transfer_model *model);
 
 /* The calibration file of this host: $DOCBIN_PERF_DIR/<host>.calib, else

@@ -593,14 +593,14 @@ static db_status calibrate_crossings(calib_state *c, const db_algo *const *algos
     return DB_OK;
 }
 
-/* The most sizes the copies of touched memory are timed at. */
-enum { TOUCHED_SIZES = 12 };
+/* The most sizes the written copies are timed at. */
+enum { WRITTEN_SIZES = 12 };
 
-/* The sizes the copies of touched memory (written and read rows) are timed at,
-** into bytes[]; returns how many: from the smallest transfer size, doubling,
-** to four times the largest, past the toucher's caches, where the copy speeds
-** up, and densely enough to tell where that happens (db_transfer_fit_cached). */
-static int touched_sizes(const db_calibrate_options *o, size_t *bytes)
+/* The sizes the written copies are timed at, into bytes[]; returns how many:
+** from the smallest transfer size, doubling, to four times the largest, past
+** the writer's caches, where the copy speeds up, and densely enough to tell
+** where that happens (db_transfer_fit_cached). */
+static int written_sizes(const db_calibrate_options *o, size_t *bytes)
 {
     size_t smallest = o->transfer_bytes[0], largest = 0;
     for (int k = 0; k < o->n_transfer_sizes; k++) {
@@ -608,35 +608,25 @@ static int touched_sizes(const db_calibrate_options *o, size_t *bytes)
         largest = o->transfer_bytes[k] > largest ? o->transfer_bytes[k] : largest;
     }
     int n = 0;
-    for (size_t b = smallest; n < TOUCHED_SIZES && (n < DB_COST_MIN_SIZES || b <= 4 * largest); b *= 2)
+    for (size_t b = smallest; n < WRITTEN_SIZES && (n < DB_COST_MIN_SIZES || b <= 4 * largest); b *= 2)
         bytes[n++] = b;
     return n;
 }
 
-/* Copies in direction `dir` between `dev` and host memory that a kernel on
-** `other` (sharing host memory) has just touched (calib.h, written and read
-** rows), at touched_sizes: into `dev` of what `other` wrote (DB_H2D), out of
-** `dev` into what `other` read (DB_D2H). */
-static db_status calibrate_touched(calib_state *c, db_device *dev, db_device *other, db_transfer_dir dir,
-                                   db_calib *out)
+/* Copies into `dev` of what a kernel on `writer` (sharing host memory) has just
+** written (calib.h, written rows), at written_sizes. */
+static db_status calibrate_written(calib_state *c, db_device *dev, db_device *writer, db_calib *out)
 {
     const db_calibrate_options *o = c->o;
-    db_cost_sample samples[TOUCHED_SIZES];
+    db_cost_sample samples[WRITTEN_SIZES];
     double ms[DB_PROFILE_MAX_RUNS];
-    size_t sizes[TOUCHED_SIZES];
-    int n = touched_sizes(o, sizes);
-    char what[600];
-    if (dir == DB_H2D)
-        snprintf(what, sizeof what, "into %s device '%s' of what %s device '%s' wrote", db_role_name(dev->role),
-                 dev->info.name, db_role_name(other->role), other->info.name);
-    else
-        snprintf(what, sizeof what, "out of %s device '%s' into what %s device '%s' read", db_role_name(dev->role),
-                 dev->info.name, db_role_name(other->role), other->info.name);
+    size_t sizes[WRITTEN_SIZES];
+    int n = written_sizes(o, sizes);
     for (int k = 0; k < n; k++) {
         size_t bytes = sizes[k];
-        progress(c, "copies of %zu bytes %s, %d runs", bytes, what, o->runs + 1);
-        db_status st = dir == DB_H2D ? db_buffer_time_written_copies(c->ctx, dev, other, bytes, o->runs + 1, ms)
-                                     : db_buffer_time_read_copies(c->ctx, dev, other, bytes, o->runs + 1, ms);
+        progress(c, "copies of %zu bytes into %s device '%s' of what %s device '%s' wrote, %d runs", bytes,
+                 db_role_name(dev->role), dev->info.name, db_role_name(writer->role), writer->info.name, o->runs + 1);
+        db_status st = db_buffer_time_written_copies(c->ctx, dev, writer, bytes, o->runs + 1, ms);
         db_box box;
         if (st == DB_OK)
             st = db_box_stats(ms + 1, o->runs, &box); /* [0] is the warm-up */
@@ -644,21 +634,21 @@ static db_status calibrate_touched(calib_state *c, db_device *dev, db_device *ot
             return st;
         samples[k] = (db_cost_sample){.size = (double)bytes, .ms = box.median};
     }
-    db_calib_touched e;
+    db_calib_written e;
     memset(&e, 0, sizeof e);
-    e.dir = dir;
-    snprintf(e.from, sizeof e.from, "%s", dir == DB_H2D ? other->info.key : dev->info.key);
-    snprintf(e.to, sizeof e.to, "%s", dir == DB_H2D ? dev->info.key : other->info.key);
+    snprintf(e.from, sizeof e.from, "%s", writer->info.key);
+    snprintf(e.to, sizeof e.to, "%s", dev->info.key);
     db_transfer_model untouched = {0};
-    if (db_calib_find_transfer(out, dev->info.key, dir, &untouched) != DB_CALIB_FOUND)
+    if (db_calib_find_transfer(out, dev->info.key, DB_H2D, &untouched) != DB_CALIB_FOUND)
         untouched.bandwidth_gbs = 0; /* then one bandwidth for every byte */
     db_status st = db_transfer_fit_cached(samples, n, untouched.bandwidth_gbs, &e.model);
     if (st == DB_OK)
-        st = db_calib_put_touched(out, &e);
+        st = db_calib_put_written(out, &e);
     if (st != DB_OK) {
         char why[1024];
         snprintf(why, sizeof why, "%s", db_error_message());
-        return db_fail(st, "calibrating copies %s: %s", what, why);
+        return db_fail(st, "calibrating copies into device '%s' of what device '%s' wrote: %s", dev->info.name,
+                       writer->info.name, why);
     }
     return DB_OK;
 }
@@ -697,13 +687,13 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
             return db_fail(DB_ERR_USAGE, "%s has no variant '%s'", algo->name, o->variant);
         c.steps += (algo->n_variants ? chosen : 1) * roles * o->n_sizes * 2; /* RGB and gray pages */
     }
-    int touched = 0;
+    int written = 0;
     for (int r = 0; r < DB_ROLE_COUNT; r++) {
-        const db_device *other = ctx->role[r == DB_ROLE_CPU ? DB_ROLE_GPU : DB_ROLE_CPU];
-        touched += ctx->role[r] && !ctx->role[r]->info.host_unified && other && other->info.host_unified;
+        const db_device *writer = ctx->role[r == DB_ROLE_CPU ? DB_ROLE_GPU : DB_ROLE_CPU];
+        written += ctx->role[r] && !ctx->role[r]->info.host_unified && writer && writer->info.host_unified;
     }
-    size_t sizes[TOUCHED_SIZES];
-    c.steps += (copiers + 2) * o->n_transfer_sizes + touched * DB_TRANSFER_DIR_COUNT * touched_sizes(o, sizes) +
+    size_t sizes[WRITTEN_SIZES];
+    c.steps += (copiers + 2) * o->n_transfer_sizes + written * written_sizes(o, sizes) +
                (roles == DB_ROLE_COUNT ? DB_ROLE_COUNT : 0);
 
     /* The staging copies first: the host's share of each run is measured net of them. */
@@ -731,10 +721,9 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
         if (ctx->role[r] && !ctx->role[r]->info.host_unified && first_with_key(ctx, ctx->role[r]))
             st = calibrate_transfers(&c, ctx->role[r], out);
     for (int r = 0; r < DB_ROLE_COUNT && st == DB_OK; r++) {
-        db_device *other = ctx->role[r == DB_ROLE_CPU ? DB_ROLE_GPU : DB_ROLE_CPU];
-        if (ctx->role[r] && !ctx->role[r]->info.host_unified && other && other->info.host_unified)
-            for (int d = 0; d < DB_TRANSFER_DIR_COUNT && st == DB_OK; d++)
-                st = calibrate_touched(&c, ctx->role[r], other, (db_transfer_dir)d, out);
+        db_device *writer = ctx->role[r == DB_ROLE_CPU ? DB_ROLE_GPU : DB_ROLE_CPU];
+        if (ctx->role[r] && !ctx->role[r]->info.host_unified && writer && writer->info.host_unified)
+            st = calibrate_written(&c, ctx->role[r], writer, out);
     }
     /* Last: the simulated time it is measured against needs the stage, host and copy rows. */
     if (st == DB_OK && roles == DB_ROLE_COUNT)

@@ -21,9 +21,7 @@
 ** memory and of the result out of it (db_copy_rows, paid by every run whatever the
 ** map) are timed at the same sizes: the staging row. Where the other role's
 ** device shares host memory, copies into a device of its own are timed again
-** right after a kernel on that other device wrote the buffer (the written row),
-** and copies out of it into a buffer a kernel on that other device read the
-** page before (the read row).
+** right after a kernel on that other device wrote the buffer: the written row.
 **
 ** With both roles bound, the cost of a crossing into each role comes last
 ** (calib.h's crossing rows): the cheapest algorithm being calibrated whose

@@ -54,11 +54,10 @@ void db_plan_costs_set_crossing(db_plan_costs *costs, db_role role, double ms)
     costs->crossing_ms[role] = ms;
 }
 
-void db_plan_costs_set_touched(db_plan_costs *costs, db_role role, db_transfer_dir dir,
-                               const db_transfer_model *model)
+void db_plan_costs_set_written(db_plan_costs *costs, db_role role, const db_transfer_model *model)
 {
-    costs->touched[role][dir] = true;
-    costs->touched_model[role][dir] = *model;
+    costs->written[role] = true;
+    costs->written_model[role] = *model;
 }
 
 void db_plan_costs_set_stage(db_plan_costs *costs, int stage, db_role role, double ms)
@@ -294,18 +293,11 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
         if (costs->shared[r] || !costs->shared[other])
             continue;
         db_transfer_model model;
-        if (db_calib_find_touched(calib, DB_H2D, from->key, to->key, &model) == DB_CALIB_FOUND)
-            db_plan_costs_set_touched(costs, (db_role)r, DB_H2D, &model);
+        if (db_calib_find_written(calib, from->key, to->key, &model) == DB_CALIB_FOUND)
+            db_plan_costs_set_written(costs, (db_role)r, &model);
         else
             add_note(costs, "copies into the %s role (device '%s', key %s) of what the %s role (device '%s', key %s) "
                      "wrote are not calibrated and counted as copies of untouched memory; run docbin-bench "
-                     "--calibrate", db_role_name((db_role)r), to->name, to->key, db_role_name((db_role)other),
-                     from->name, from->key);
-        if (db_calib_find_touched(calib, DB_D2H, to->key, from->key, &model) == DB_CALIB_FOUND)
-            db_plan_costs_set_touched(costs, (db_role)r, DB_D2H, &model);
-        else
-            add_note(costs, "copies out of the %s role (device '%s', key %s) into what the %s role (device '%s', key "
-                     "%s) reads are not calibrated and counted as copies into untouched memory; run docbin-bench "
                      "--calibrate", db_role_name((db_role)r), to->name, to->key, db_role_name((db_role)other),
                      from->name, from->key);
     }
@@ -404,18 +396,17 @@ static double enqueue(struct sim_state *st, db_role role, int queue, double read
     return *start + ms;
 }
 
-/* A copy of `item` between the host and `role`'s device; `touched`: of host
-** memory that a stage on the other role, which shares host memory, has just
-** written (into the device) or reads (out of it). */
-static double copy(struct sim_state *st, int item, db_role role, db_transfer_dir dir, bool touched, double ready)
+/* A copy of `item` between the host and `role`'s device; `written`: into it, of
+** what a stage on the other role, which shares host memory, has just written. */
+static double copy(struct sim_state *st, int item, db_role role, db_transfer_dir dir, bool written, double ready)
 {
     const db_plan_costs *c = st->costs;
     db_plan_sim *sim = st->sim;
     size_t bytes = c->shared[role] ? 0 : c->item_bytes[item];
     double ms = 0;
     if (!c->shared[role]) {
-        if (touched && c->touched[role][dir])
-            ms = db_transfer_predict(&c->touched_model[role][dir], (double)bytes);
+        if (written && c->written[role])
+            ms = db_transfer_predict(&c->written_model[role], (double)bytes);
         else if (c->copy[role][dir] == DB_PLAN_KNOWN)
             ms = db_transfer_predict(&c->copy_model[role][dir], (double)bytes);
         else
@@ -429,9 +420,8 @@ static double copy(struct sim_state *st, int item, db_role role, db_transfer_dir
     return end;
 }
 
-/* buffer.c's db_buffer_fetch_host: from the one valid replica, once. `reader`:
-** the role of the stage it is fetched for, -1 for the host itself. */
-static double fetch_host(struct sim_state *st, int item, int reader)
+/* buffer.c's db_buffer_fetch_host: from the one valid replica, once. */
+static double fetch_host(struct sim_state *st, int item)
 {
     struct place *p = &st->item[item];
     if (!p->host_valid) {
@@ -441,9 +431,7 @@ static double fetch_host(struct sim_state *st, int item, int reader)
                 src = r;
         if (src < 0)
             return 0; /* never written: the runtime reports that before running */
-        /* A stage on a role sharing host memory reads the copy where it lands. */
-        bool touched = reader >= 0 && st->costs->shared[reader];
-        p->host_t = copy(st, item, (db_role)src, DB_D2H, touched, p->rep_t[src]);
+        p->host_t = copy(st, item, (db_role)src, DB_D2H, false, p->rep_t[src]);
         p->host_valid = true;
     }
     return p->host_t;
@@ -457,7 +445,7 @@ static double fetch(struct sim_state *st, int item, db_role role, bool *crossed)
     if (!p->rep_valid[role]) {
         /* The input's host copy needs no event: only what the other role wrote crosses. */
         bool crossing = p->writer >= 0 && p->writer != (int)role;
-        double host_t = fetch_host(st, item, (int)role);
+        double host_t = fetch_host(st, item);
         bool written = crossing && st->costs->shared[p->writer];
         p->rep_t[role] = copy(st, item, role, DB_H2D, written,
                               host_t + (crossing ? st->costs->crossing_ms[role] : 0));
@@ -516,9 +504,9 @@ void db_plan_simulate(const db_plan_costs *costs, const db_map *map, db_plan_sim
             p->writer = r;
         }
     }
-    sim->latency_ms = fetch_host(&st, algo->output, -1);
+    sim->latency_ms = fetch_host(&st, algo->output);
     if (algo->report_fields)
-        sim->latency_ms = max2(sim->latency_ms, fetch_host(&st, algo->report_item, -1));
+        sim->latency_ms = max2(sim->latency_ms, fetch_host(&st, algo->report_item));
     /* db_run copies the result out of staging into the caller's image, having waited for it. */
     sim->latency_ms += out_ms + costs->host_ms[out_role];
     sim->staging_ms += costs->host_ms[out_role] + sim->crossing_ms;

@@ -103,12 +103,10 @@ typedef struct db_plan_costs {
                                                ** comes from the role (calib.h); 0 when not calibrated */
     double crossing_ms[DB_ROLE_COUNT];         /* a crossing into the role from the other (calib.h); 0 when
                                                ** not calibrated */
-    /* Copies between the role's device and host memory that a stage on the other
-    ** role, which shares host memory, touched: into the device (h2d) of what that
-    ** stage wrote, out of it (d2h) into what that stage reads (calib.h, written and
-    ** read rows). Where not `touched` they cost copy_model's. */
-    bool touched[DB_ROLE_COUNT][DB_TRANSFER_DIR_COUNT];
-    db_transfer_model touched_model[DB_ROLE_COUNT][DB_TRANSFER_DIR_COUNT];
+    bool written[DB_ROLE_COUNT];               /* copies into the role of what a stage on the other role,
+                                               ** which shares host memory, wrote cost written_model (calib.h,
+                                               ** written rows); without it they cost copy_model's h2d */
+    db_transfer_model written_model[DB_ROLE_COUNT];
     double history_factor[DB_MAX_STAGES][DB_ROLE_COUNT]; /* measured / calibrated, applied (1: none) */
     int history_runs[DB_MAX_STAGES][DB_ROLE_COUNT];      /* the runs it came from (history.h) */
     bool modelled[DB_MAX_STAGES][DB_ROLE_COUNT];         /* stage_ms came from stage_model (calibrated) */
@@ -142,11 +140,9 @@ void db_plan_costs_set_staging(db_plan_costs *costs, const db_transfer_model *mo
 /* Sets the cost of a crossing into `role` from the other role. */
 void db_plan_costs_set_crossing(db_plan_costs *costs, db_role role, double ms);
 
-/* Sets the model of copies in direction `dir` between `role`'s device and host
-** memory that a stage on the other role, which shares host memory, touched:
-** wrote (DB_H2D) or reads (DB_D2H). */
-void db_plan_costs_set_touched(db_plan_costs *costs, db_role role, db_transfer_dir dir,
-                               const db_transfer_model *model);
+/* Sets the copy model into `role`'s device of what a stage on the other role,
+** which shares host memory, has just written. */
+void db_plan_costs_set_written(db_plan_costs *costs, db_role role, const db_transfer_model *model);
 
 /* Marks `role`'s device as sharing host memory: its copies are maps that cost nothing. */
 void db_plan_costs_set_shared(db_plan_costs *costs, db_role role);

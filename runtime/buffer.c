@@ -440,90 +440,39 @@ db_status db_buffer_time_copies(db_context *ctx, db_device *dev, size_t bytes, i
     return st;
 }
 
-/* Runs kernel `name` of fill.cl on `dev` over the `n` words of `mem` and waits
-** for it. `bad`, when not NULL, is check_words's count of wrong words. */
-static db_status run_words(db_device *dev, const char *name, cl_mem mem, cl_uint n, cl_uint seed, cl_mem bad)
+/* Runs fill.cl on `writer` over the whole of `buf`, through its alias of the
+** host block, and maps the block back as the runtime does after a stage. */
+static db_status fill_from(db_buffer *buf, db_device *writer, cl_uint seed)
 {
-    cl_kernel k = db_kernel_get(dev, "fill.cl", name);
+    cl_mem mem = db_buffer_mem(buf, writer);
+    if (!mem)
+        return db_error_status();
+    if (mem != buf->host->alias[writer->role])
+        return db_fail(DB_ERR_USAGE, "device '%s' does not alias host memory: nothing it writes is left in "
+                       "the host's caches to time", writer->info.name);
+    cl_kernel k = db_kernel_get(writer, "fill.cl", "fill_words");
     if (!k)
         return db_error_status();
+    cl_uint n = (cl_uint)(buf->bytes / sizeof(cl_uint));
     cl_int err = clSetKernelArg(k, 0, sizeof mem, &mem);
     if (err == CL_SUCCESS)
         err = clSetKernelArg(k, 1, sizeof n, &n);
     if (err == CL_SUCCESS)
         err = clSetKernelArg(k, 2, sizeof seed, &seed);
-    if (err == CL_SUCCESS && bad)
-        err = clSetKernelArg(k, 3, sizeof bad, &bad);
     /* Fixed work-groups: PoCL spreads them over its threads, as over a stage's. */
     const size_t local = 256, global = db_round_up(n ? n : 1, local);
     if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(dev->compute, k, 1, NULL, &global, &local, 0, NULL, NULL);
+        err = clEnqueueNDRangeKernel(writer->compute, k, 1, NULL, &global, &local, 0, NULL, NULL);
     if (err == CL_SUCCESS)
-        err = clFinish(dev->compute);
-    return err == CL_SUCCESS ? DB_OK : db_cl_check(err, "running a kernel to time a copy", dev);
-}
-
-/* The alias of `buf`'s host block on `dev`, or NULL with an error when `dev`
-** does not alias host memory: nothing it touches is left in the host's caches. */
-static cl_mem host_alias(db_buffer *buf, db_device *dev)
-{
-    cl_mem mem = db_buffer_mem(buf, dev);
-    if (mem && mem != buf->host->alias[dev->role]) {
-        db_fail(DB_ERR_USAGE, "device '%s' does not alias host memory: nothing it touches is left in the host's "
-                "caches to time", dev->info.name);
-        return NULL;
-    }
-    return mem;
-}
-
-/* Runs fill.cl on `writer` over the whole of `buf`, through its alias of the
-** host block, and maps the block back as the runtime does after a stage. */
-static db_status fill_from(db_buffer *buf, db_device *writer, cl_uint seed)
-{
-    cl_mem mem = host_alias(buf, writer);
-    if (!mem)
-        return db_error_status();
-    db_status st = run_words(writer, "fill_words", mem, (cl_uint)(buf->bytes / sizeof(cl_uint)), seed, NULL);
-    if (st != DB_OK)
-        return st;
-    cl_int err = CL_SUCCESS;
-    void *p = clEnqueueMapBuffer(writer->transfer, mem, CL_TRUE, CL_MAP_READ, 0, buf->bytes, 0, NULL, NULL, &err);
+        err = clFinish(writer->compute);
+    void *p = NULL;
+    if (err == CL_SUCCESS)
+        p = clEnqueueMapBuffer(writer->transfer, mem, CL_TRUE, CL_MAP_READ, 0, buf->bytes, 0, NULL, NULL, &err);
     if (err == CL_SUCCESS)
         err = clEnqueueUnmapMemObject(writer->transfer, mem, p, 0, NULL, NULL);
     if (err == CL_SUCCESS)
         err = clFinish(writer->transfer);
     return err == CL_SUCCESS ? DB_OK : db_cl_check(err, "writing a buffer to time its copy", writer);
-}
-
-/* Maps `buf`'s host block into `reader` as db_buffer_fetch does before a stage
-** on it, then reads every word there with check_words: *wrong is the number
-** that differ from what fill_words wrote with `seed`. */
-static db_status read_from(db_buffer *buf, db_device *reader, cl_uint seed, cl_uint *wrong)
-{
-    cl_mem mem = host_alias(buf, reader);
-    if (!mem)
-        return db_error_status();
-    cl_int err = CL_SUCCESS;
-    *wrong = 0;
-    cl_mem bad = clCreateBuffer(reader->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof *wrong, wrong,
-                                &err);
-    void *p = NULL;
-    if (err == CL_SUCCESS)
-        p = clEnqueueMapBuffer(reader->transfer, mem, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, buf->bytes, 0,
-                               NULL, NULL, &err);
-    if (err == CL_SUCCESS)
-        err = clEnqueueUnmapMemObject(reader->transfer, mem, p, 0, NULL, NULL);
-    if (err == CL_SUCCESS)
-        err = clFinish(reader->transfer);
-    db_status st = err == CL_SUCCESS ? DB_OK : db_cl_check(err, "reading a buffer to time its copy", reader);
-    if (st == DB_OK)
-        st = run_words(reader, "check_words", mem, (cl_uint)(buf->bytes / sizeof(cl_uint)), seed, bad);
-    if (st == DB_OK && (err = clEnqueueReadBuffer(reader->compute, bad, CL_TRUE, 0, sizeof *wrong, wrong, 0, NULL,
-                                                  NULL)) != CL_SUCCESS)
-        st = db_cl_check(err, "reading a buffer to time its copy", reader);
-    if (bad)
-        clReleaseMemObject(bad);
-    return st;
 }
 
 db_status db_buffer_time_written_copies(db_context *ctx, db_device *dev, db_device *writer, size_t bytes, int runs,
@@ -569,46 +518,6 @@ db_status db_buffer_time_written_copies(db_context *ctx, db_device *dev, db_devi
         else if (last[0] != seed || last[1] != (((n - 1) * 2654435761u) ^ seed))
             st = db_fail(DB_ERR_CL, "a timed copy into device '%s' did not carry what device '%s' wrote",
                          dev->info.name, writer->info.name);
-    }
-    db_buffer_release(&buf, ctx);
-    return st;
-}
-
-db_status db_buffer_time_read_copies(db_context *ctx, db_device *dev, db_device *reader, size_t bytes, int runs,
-                                     double *d2h_ms)
-{
-    if (dev->info.host_unified || !reader->info.host_unified)
-        return db_fail(DB_ERR_USAGE, "timing copies out of device '%s' into what device '%s' reads needs a device "
-                       "with memory of its own and a reader that shares host memory", dev->info.name,
-                       reader->info.name);
-    if (runs < 1 || bytes / sizeof(cl_uint) > CL_UINT_MAX)
-        return db_fail(DB_ERR_USAGE, "timing read copies takes at least one run of at most 16 GiB, not %d of "
-                       "%zu bytes", runs, bytes);
-    db_buffer buf;
-    db_status st = db_buffer_init(&buf, ctx, "calibration copy", bytes);
-    if (st != DB_OK)
-        return st;
-    cl_uint n = (cl_uint)(buf.bytes / sizeof(cl_uint)), seed = 0x5eed;
-    cl_mem mem = db_buffer_mem(&buf, dev);
-    if (!mem)
-        st = db_error_status();
-    else
-        st = run_words(dev, "fill_words", mem, n, seed, NULL);
-    for (int i = 0; i < runs && st == DB_OK; i++) {
-        /* Copied over what the reader read in the run before, as an item is in the next page's run. */
-        cl_event ev = NULL;
-        cl_int err = clEnqueueReadBuffer(dev->transfer, mem, CL_FALSE, 0, buf.bytes, buf.host->ptr, 0, NULL, &ev);
-        if (err == CL_SUCCESS)
-            err = clWaitForEvents(1, &ev);
-        st = err != CL_SUCCESS ? db_cl_check(err, "timing a copy to the host", dev) : event_ms(ev, dev, &d2h_ms[i]);
-        if (ev)
-            clReleaseEvent(ev);
-        cl_uint wrong = 0;
-        if (st == DB_OK)
-            st = read_from(&buf, reader, seed, &wrong);
-        if (st == DB_OK && wrong)
-            st = db_fail(DB_ERR_CL, "a timed copy out of device '%s' did not carry what it held (%u of %u words "
-                         "differ where device '%s' read them)", dev->info.name, wrong, n, reader->info.name);
     }
     db_buffer_release(&buf, ctx);
     return st;

@@ -92,17 +92,6 @@ db_status db_buffer_time_copies(db_context *ctx, db_device *dev, size_t bytes, i
 db_status db_buffer_time_written_copies(db_context *ctx, db_device *dev, db_device *writer, size_t bytes, int runs,
                                         double *h2d_ms);
 
-/* Times `runs` copies of `bytes` from `dev` into host staging memory, each into
-** memory a kernel on `reader` (a device that shares host memory) read through
-** its alias after the copy before: what an item costs to copy, page after page,
-** when a stage on `dev` wrote it and a stage on `reader` reads it. The copy
-** engine must then take the lines out of the reader's caches as it writes them
-** (bench/results/copy-touch-h100.log). d2h_ms[i] from the copies' profiling
-** events; the first follows no read, and the caller drops it. Every
-** read checks what the copy before it delivered. */
-db_status db_buffer_time_read_copies(db_context *ctx, db_device *dev, db_device *reader, size_t bytes, int runs,
-                                     double *d2h_ms);
-
 /* Frees every pooled host block of `ctx`. */
 void db_host_pool_drain(db_context *ctx);
 

@@ -333,36 +333,27 @@ static void test_file(void)
     no_bandwidth.bandwidth_gbs = 0;
     CHECK(db_calib_put_staging(&c, &no_bandwidth) == DB_ERR_USAGE && c.staging.bandwidth_gbs == 7.0 / 3,
           "a staging model without bandwidth accepted");
-    /* Copies of what a device sharing host memory wrote or read: one per direction and device pair. */
-    db_calib_touched w1 = {"fedcba9876543210", "0123456789abcdef", DB_H2D,
+    /* Copies of what a device sharing host memory wrote: one per device pair. */
+    db_calib_written w1 = {"fedcba9876543210", "0123456789abcdef",
                            {.latency_ms = 0.004, .bandwidth_gbs = 20.0 / 3, .sizes = 4, .spread = 0.07,
                             .cached_bytes = 16777216.0 / 3, .beyond_gbs = 55.0 / 7}};
-    db_calib_touched w2 = {"0123456789abcdef", "0123456789abcdef", DB_H2D,
+    db_calib_written w2 = {"0123456789abcdef", "0123456789abcdef",
                            {.latency_ms = -0.002, .bandwidth_gbs = 31, .sizes = 3, .spread = 0}};
-    db_calib_touched w3 = {"fedcba9876543210", "0123456789abcdef", DB_D2H,
-                           {.latency_ms = 0.003, .bandwidth_gbs = 22.0 / 7, .sizes = 5, .spread = 0.11,
-                            .cached_bytes = 33554432.0 / 7, .beyond_gbs = 53.0 / 3}};
-    CHECK(db_calib_put_touched(&c, &w1) == DB_OK && db_calib_put_touched(&c, &w2) == DB_OK &&
-              db_calib_put_touched(&c, &w3) == DB_OK,
-          "put touched: %s", db_error_message());
+    CHECK(db_calib_put_written(&c, &w1) == DB_OK && db_calib_put_written(&c, &w2) == DB_OK,
+          "put written: %s", db_error_message());
     w1.model.bandwidth_gbs = 21.0 / 3;
-    CHECK(db_calib_put_touched(&c, &w1) == DB_OK && c.n_touched == 3 && c.touched[2].model.bandwidth_gbs == 22.0 / 7,
-          "replace written: %d rows", c.n_touched);
-    db_calib_touched w_bad = w1;
+    CHECK(db_calib_put_written(&c, &w1) == DB_OK && c.n_written == 2, "replace written: %d", c.n_written);
+    db_calib_written w_bad = w1;
     w_bad.model.bandwidth_gbs = -1;
-    CHECK(db_calib_put_touched(&c, &w_bad) == DB_ERR_USAGE && c.touched[0].model.bandwidth_gbs == 21.0 / 3,
+    CHECK(db_calib_put_written(&c, &w_bad) == DB_ERR_USAGE && c.written[0].model.bandwidth_gbs == 21.0 / 3,
           "a written model without bandwidth accepted");
     w_bad = w1;
     w_bad.model.beyond_gbs = 0;
-    CHECK(db_calib_put_touched(&c, &w_bad) == DB_ERR_USAGE && strstr(db_error_message(), "past the cached"),
+    CHECK(db_calib_put_written(&c, &w_bad) == DB_ERR_USAGE && strstr(db_error_message(), "past the cached"),
           "cached bytes without the bandwidth past them accepted: %s", db_error_message());
     w_bad.model.cached_bytes = -1;
-    CHECK(db_calib_put_touched(&c, &w_bad) == DB_ERR_USAGE && strstr(db_error_message(), "cached bytes"),
+    CHECK(db_calib_put_written(&c, &w_bad) == DB_ERR_USAGE && strstr(db_error_message(), "cached bytes"),
           "negative cached bytes accepted: %s", db_error_message());
-    w_bad = w3;
-    w_bad.dir = DB_TRANSFER_DIR_COUNT;
-    CHECK(db_calib_put_touched(&c, &w_bad) == DB_ERR_USAGE && strstr(db_error_message(), "direction"),
-          "a touched row of no direction accepted: %s", db_error_message());
 
     CHECK(db_calib_save(&c, path) == DB_OK, "save: %s", db_error_message());
     CHECK(db_calib_load(&d, path) == DB_OK, "load: %s", db_error_message());
@@ -373,26 +364,21 @@ static void test_file(void)
                   c.crossings[i].role == d.crossings[i].role && c.crossings[i].ms == d.crossings[i].ms &&
                   c.crossings[i].sizes == d.crossings[i].sizes,
               "crossing %d differs after a round trip", i);
-    CHECK(d.n_touched == 3, "loaded %d written and read rows", d.n_touched);
-    for (int i = 0; i < 3 && i < d.n_touched; i++)
-        CHECK(!strcmp(c.touched[i].from, d.touched[i].from) && !strcmp(c.touched[i].to, d.touched[i].to) &&
-                  c.touched[i].dir == d.touched[i].dir &&
-                  c.touched[i].model.latency_ms == d.touched[i].model.latency_ms &&
-                  c.touched[i].model.bandwidth_gbs == d.touched[i].model.bandwidth_gbs &&
-                  c.touched[i].model.sizes == d.touched[i].model.sizes &&
-                  c.touched[i].model.spread == d.touched[i].model.spread &&
-                  c.touched[i].model.cached_bytes == d.touched[i].model.cached_bytes &&
-                  c.touched[i].model.beyond_gbs == d.touched[i].model.beyond_gbs,
-              "touched row %d differs after a round trip", i);
+    CHECK(d.n_written == 2, "loaded %d written rows", d.n_written);
+    for (int i = 0; i < 2 && i < d.n_written; i++)
+        CHECK(!strcmp(c.written[i].from, d.written[i].from) && !strcmp(c.written[i].to, d.written[i].to) &&
+                  c.written[i].model.latency_ms == d.written[i].model.latency_ms &&
+                  c.written[i].model.bandwidth_gbs == d.written[i].model.bandwidth_gbs &&
+                  c.written[i].model.sizes == d.written[i].model.sizes &&
+                  c.written[i].model.spread == d.written[i].model.spread &&
+                  c.written[i].model.cached_bytes == d.written[i].model.cached_bytes &&
+                  c.written[i].model.beyond_gbs == d.written[i].model.beyond_gbs,
+              "written row %d differs after a round trip", i);
     db_transfer_model wm;
-    CHECK(db_calib_find_touched(&d, DB_H2D, "fedcba9876543210", "0123456789abcdef", &wm) == DB_CALIB_FOUND &&
+    CHECK(db_calib_find_written(&d, "fedcba9876543210", "0123456789abcdef", &wm) == DB_CALIB_FOUND &&
               wm.bandwidth_gbs == 21.0 / 3 &&
-              db_calib_find_touched(&d, DB_H2D, "0123456789abcdef", "fedcba9876543210", &wm) == DB_CALIB_MISSING,
+              db_calib_find_written(&d, "0123456789abcdef", "fedcba9876543210", &wm) == DB_CALIB_MISSING,
           "written lookups");
-    CHECK(db_calib_find_touched(&d, DB_D2H, "fedcba9876543210", "0123456789abcdef", &wm) == DB_CALIB_FOUND &&
-              wm.bandwidth_gbs == 22.0 / 7 && wm.cached_bytes == 33554432.0 / 7 &&
-              db_calib_find_touched(&d, DB_D2H, "0123456789abcdef", "0123456789abcdef", &wm) == DB_CALIB_MISSING,
-          "read lookups");
     CHECK(d.has_staging && d.staging.latency_ms == staging.latency_ms &&
           d.staging.bandwidth_gbs == staging.bandwidth_gbs && d.staging.sizes == staging.sizes &&
           d.staging.spread == staging.spread, "staging differs after a round trip");
@@ -414,7 +400,7 @@ static void test_file(void)
     /* And one of the third (no written rows). */
     write_text(old_path, "docbin-calibration 3\ncrossing 0123456789abcdef fedcba9876543210 gpu 0.2 1\n");
     db_calib_init(&o);
-    CHECK(db_calib_load(&o, old_path) == DB_OK && o.n_crossings == 1 && o.n_touched == 0, "third format: %s",
+    CHECK(db_calib_load(&o, old_path) == DB_OK && o.n_crossings == 1 && o.n_written == 0, "third format: %s",
           db_error_message());
     db_calib_free(&o);
     /* And one of the fourth, whose stage rows have no work: 0 (the size alone). */
@@ -440,20 +426,9 @@ static void test_file(void)
                          "written 0123456789abcdef fedcba9876543210 0.01 20 4 0\n");
     db_calib_init(&o);
     CHECK(db_calib_load(&o, old_path) == DB_OK && o.n_stages == 1 && o.stages[0].channels == 0 &&
-              o.stages[0].model.a == 0.1 && o.n_touched == 1 && o.touched[0].dir == DB_H2D &&
-              o.touched[0].model.cached_bytes == 0 && o.touched[0].model.bandwidth_gbs == 20,
+              o.stages[0].model.a == 0.1 && o.n_written == 1 && o.written[0].model.cached_bytes == 0 &&
+              o.written[0].model.bandwidth_gbs == 20,
           "sixth format: %s", db_error_message());
-    db_calib_free(&o);
-    /* And one of the seventh: written rows with cached bytes, no read rows; a read row there is garbage. */
-    write_text(old_path, "docbin-calibration 7\nwritten 0123456789abcdef fedcba9876543210 0.01 20 4 0 4e6 45\n");
-    db_calib_init(&o);
-    CHECK(db_calib_load(&o, old_path) == DB_OK && o.n_touched == 1 && o.touched[0].dir == DB_H2D &&
-              o.touched[0].model.cached_bytes == 4e6 && o.touched[0].model.beyond_gbs == 45,
-          "seventh format: %s", db_error_message());
-    write_text(old_path, "docbin-calibration 7\nread 0123456789abcdef fedcba9876543210 0.01 20 4 0 4e6 45\n");
-    CHECK(db_calib_load(&o, old_path) == DB_ERR_FORMAT && strstr(db_error_message(), "old.calib:2") &&
-              strstr(db_error_message(), "version 8") && o.n_touched == 1,
-          "a read row in a file of version 7: %s", db_error_message());
     db_calib_free(&o);
     /* A file's rows load as they are: a row of 0 channels and an RGB row of one
     ** stage are two rows (only a new RGB row replaces the row of 0 channels). */
@@ -550,7 +525,7 @@ static void test_file(void)
         int line;
         const char *what;
     } cases[] = {
-        {"docbin-calibration 9\n", 1, "header"},
+        {"docbin-calibration 8\n", 1, "header"},
         {"garbage\n", 1, "header"},
         {"", 1, "empty"},
         {"stage 0123456789abcdef otsu gray gpu -\n", 3, "fields"},
@@ -611,13 +586,6 @@ static void test_file(void)
         {"written 0123456789abcdef fedcba9876543210 0.01 20 4 0\n", 3, "written fields"},
         {"written 0123456789abcdef fedcba9876543210 0.01 20 4 0 1e7 0\n", 3, "written beyond"},
         {"written 0123456789abcdef fedcba9876543210 0.01 20 4 0 lots 55\n", 3, "written cached"},
-        {"read 0123456789abcdef fedcba9876543210 0.01 20 4 0 0 0\n"
-         "read 0123456789abcdef fedcba9876543210 0.01 21 4 0 0 0\n",
-         4, "read twice"},
-        {"read 0123456789abcdef fedcba987654321 0.01 20 4 0 0 0\n", 3, "read key"},
-        {"read 0123456789abcdef fedcba9876543210 0.01 20 4 0\n", 3, "read fields"},
-        {"read 0123456789abcdef fedcba9876543210 0.01 -20 4 0 0 0\n", 3, "read bandwidth"},
-        {"read 0123456789abcdef fedcba9876543210 0.01 20 4 0 -1 55\n", 3, "read cached"},
     };
     char bad_path[256];
     snprintf(bad_path, sizeof bad_path, "%s/bad.calib", dir);

@@ -279,23 +279,12 @@ static void test_copies(void)
     ** (s2's, 4000 B) costs 8 instead of 4; the input, which no stage wrote, stays
     ** 1: 6.25 - 4 + 8 = 10.25. */
     db_transfer_model w = per_kb(2);
-    db_plan_costs_set_touched(&c, DB_ROLE_GPU, DB_H2D, &w);
+    db_plan_costs_set_written(&c, DB_ROLE_GPU, &w);
     db_plan_simulate(&c, &m, &sim);
     CHECK(near(sim.transfer_ms, 10.25), "written copies: %g ms, expected 10.25", sim.transfer_ms);
     for (int i = 0; i < sim.n_copies; i++)
         if (sim.copies[i].role == DB_ROLE_GPU && sim.copies[i].dir == DB_H2D)
             CHECK(near(sim.copies[i].ms, sim.copies[i].item == K_C ? 8 : 1), "item %d into the gpu: %g ms",
-                  sim.copies[i].item, sim.copies[i].ms);
-    /* Copies out of the gpu into what the shared cpu reads at 3 ms per 1000
-    ** bytes: a (s0's, 2000 B, which s1 reads) costs 6 instead of 1; out, which
-    ** the host takes, stays 0.25: 10.25 - 1 + 6 = 15.25. */
-    db_transfer_model rd = per_kb(3);
-    db_plan_costs_set_touched(&c, DB_ROLE_GPU, DB_D2H, &rd);
-    db_plan_simulate(&c, &m, &sim);
-    CHECK(near(sim.transfer_ms, 15.25), "read copies: %g ms, expected 15.25", sim.transfer_ms);
-    for (int i = 0; i < sim.n_copies; i++)
-        if (sim.copies[i].role == DB_ROLE_GPU && sim.copies[i].dir == DB_D2H)
-            CHECK(near(sim.copies[i].ms, sim.copies[i].item == K_A ? 6 : 0.25), "item %d out of the gpu: %g ms",
                   sim.copies[i].item, sim.copies[i].ms);
     db_plan_costs_set_shared(&c, DB_ROLE_GPU);
     db_plan_simulate(&c, &m, &sim);
@@ -691,11 +680,9 @@ static void test_from_calib(void)
     CHECK(db_calib_put_stage(&calib, &stale) == DB_OK, "put fresh");
     ctx->role[DB_ROLE_GPU]->info.host_unified = false;
     CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &job, w, h, 1) == DB_OK, "from unshared");
-    CHECK(c.n_notes == 4 && notes_with(&c, "h2d copies of the gpu role", "docbin-bench --calibrate") == 1 &&
+    CHECK(c.n_notes == 3 && notes_with(&c, "h2d copies of the gpu role", "docbin-bench --calibrate") == 1 &&
               notes_with(&c, "d2h copies of the gpu role", ctx->role[DB_ROLE_GPU]->info.name) == 1 &&
               notes_with(&c, "copies into the gpu role", "wrote are not calibrated and counted as copies of "
-                         "untouched memory") == 1 &&
-              notes_with(&c, "copies out of the gpu role", "reads are not calibrated and counted as copies into "
                          "untouched memory") == 1,
           "copy notes: %d", c.n_notes);
     db_calib_transfer t = {.dir = DB_H2D, .model = {.latency_ms = 0.5, .bandwidth_gbs = 2, .sizes = 3}};
@@ -704,19 +691,12 @@ static void test_from_calib(void)
     t.dir = DB_D2H;
     t.model.latency_ms = 0.25;
     CHECK(db_calib_put_transfer(&calib, &t) == DB_OK, "put d2h");
-    db_calib_touched wr = {.dir = DB_H2D, .model = {.latency_ms = 0.1, .bandwidth_gbs = 1, .sizes = 3}};
+    db_calib_written wr = {.model = {.latency_ms = 0.1, .bandwidth_gbs = 1, .sizes = 3}};
     snprintf(wr.from, sizeof wr.from, "%s", ctx->role[DB_ROLE_CPU]->info.key);
     snprintf(wr.to, sizeof wr.to, "%s", ctx->role[DB_ROLE_GPU]->info.key);
-    CHECK(db_calib_put_touched(&calib, &wr) == DB_OK, "put written");
-    /* The read row runs the other way: out of the gpu's device into what the cpu's reads. */
-    db_calib_touched rd = {.dir = DB_D2H, .model = {.latency_ms = 0.2, .bandwidth_gbs = 3, .sizes = 3}};
-    snprintf(rd.from, sizeof rd.from, "%s", ctx->role[DB_ROLE_GPU]->info.key);
-    snprintf(rd.to, sizeof rd.to, "%s", ctx->role[DB_ROLE_CPU]->info.key);
-    CHECK(db_calib_put_touched(&calib, &rd) == DB_OK, "put read");
+    CHECK(db_calib_put_written(&calib, &wr) == DB_OK, "put written");
     CHECK(db_plan_costs_from_calib(&c, &calib, NULL, ctx, sauvola, &job, w, h, 1) == DB_OK && c.n_notes == 0 &&
-              c.touched[DB_ROLE_GPU][DB_H2D] && c.touched_model[DB_ROLE_GPU][DB_H2D].bandwidth_gbs == 1 &&
-              c.touched[DB_ROLE_GPU][DB_D2H] && c.touched_model[DB_ROLE_GPU][DB_D2H].bandwidth_gbs == 3 &&
-              !c.touched[DB_ROLE_CPU][DB_H2D] && !c.touched[DB_ROLE_CPU][DB_D2H],
+              c.written[DB_ROLE_GPU] && c.written_model[DB_ROLE_GPU].bandwidth_gbs == 1 && !c.written[DB_ROLE_CPU],
           "with copies: %d notes", c.n_notes);
     /* gpu,gpu,gpu: image h2d 0.5 + 5000 / 2e6 = 0.5025, out d2h 0.25 + 0.0025 = 0.2525,
     ** after and before the staging copies of 0.2 ms each, and the gpu role's host share 0.3. */

@@ -328,13 +328,12 @@ static void test_host_stage(void)
     db_context_close(ctx);
 }
 
-/* The calibration's copies into a device of what the other role wrote, and out
-** of it into what the other role read: the gpu role's device (on a machine
-** without a GPU, PoCL counted as having memory of its own, so that its copies
-** are copies); the cpu role's PoCL writes and reads through its alias of the
-** host block. The functions check what arrived and fail when it is not what
-** was sent. */
-static void test_touched_copies(void)
+/* The calibration's copies into a device of what the other role wrote: the gpu
+** role's device (on a machine without a GPU, PoCL counted as having memory of
+** its own, so that its copies are copies); the cpu role's PoCL writes through
+** its alias of the host block. The function reads back what arrived and fails
+** when it is not the writer's. */
+static void test_written_copies(void)
 {
     db_context *ctx = test_open_context();
     db_device *gpu = ctx->role[DB_ROLE_GPU], *cpu = ctx->role[DB_ROLE_CPU];
@@ -353,14 +352,6 @@ static void test_touched_copies(void)
         CHECK(isfinite(ms[i]) && ms[i] >= 0, "copy %d timed %g ms", i, ms[i]);
     st = db_buffer_time_written_copies(ctx, cpu, gpu, (size_t)1 << 20, 2, ms);
     CHECK(st == DB_ERR_USAGE, "a writer without host memory accepted: %s", db_error_message());
-    /* Out of the device into what the cpu reads: each read checks every word the copy before it delivered. */
-    st = db_buffer_time_read_copies(ctx, gpu, cpu, ((size_t)1 << 20) + 12, 4, ms);
-    CHECK(st == DB_OK, "read copies: %s", db_error_message());
-    for (int i = 0; st == DB_OK && i < 4; i++)
-        CHECK(isfinite(ms[i]) && ms[i] >= 0, "read copy %d timed %g ms", i, ms[i]);
-    st = db_buffer_time_read_copies(ctx, cpu, gpu, (size_t)1 << 20, 2, ms);
-    CHECK(st == DB_ERR_USAGE && strstr(db_error_message(), "reader that shares host memory"),
-          "a reader without host memory accepted: %s", db_error_message());
     gpu->info.host_unified = unified;
     db_context_close(ctx);
 }
@@ -436,7 +427,7 @@ int main(void)
     test_host_stage();
     test_cache(cache);
     test_build_failure(tmp);
-    test_touched_copies(); /* after test_cache, which counts the cache's entries */
+    test_written_copies(); /* after test_cache, which counts the cache's entries */
     char cmd[4300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0)

@@ -203,8 +203,8 @@ static int calibrate(const request *rq)
         st = db_calib_put_staging(&file, &fresh.staging);
     for (int i = 0; i < fresh.n_crossings && st == DB_OK; i++)
         st = db_calib_put_crossing(&file, &fresh.crossings[i]);
-    for (int i = 0; i < fresh.n_touched && st == DB_OK; i++)
-        st = db_calib_put_touched(&file, &fresh.touched[i]);
+    for (int i = 0; i < fresh.n_written && st == DB_OK; i++)
+        st = db_calib_put_written(&file, &fresh.written[i]);
     if (st == DB_OK)
         st = db_calib_save(&file, path);
     if (st == DB_OK) {
@@ -240,14 +240,10 @@ static int calibrate(const request *rq)
             printf("crossing into the %s role (device %s, from device %s): %.4f ms\n",
                    db_role_name(fresh.crossings[i].role), fresh.crossings[i].to, fresh.crossings[i].from,
                    fresh.crossings[i].ms);
-        for (int i = 0; i < fresh.n_touched; i++) {
-            const db_calib_touched *e = &fresh.touched[i];
-            const db_transfer_model *m = &e->model;
-            if (e->dir == DB_H2D)
-                printf("copies into device %s of what device %s wrote", e->to, e->from);
-            else
-                printf("copies out of device %s into what device %s read", e->from, e->to);
-            printf(": %.4f ms + %.3f GB/s", m->latency_ms, m->bandwidth_gbs);
+        for (int i = 0; i < fresh.n_written; i++) {
+            const db_transfer_model *m = &fresh.written[i].model;
+            printf("copies into device %s of what device %s wrote: %.4f ms + %.3f GB/s", fresh.written[i].to,
+                   fresh.written[i].from, m->latency_ms, m->bandwidth_gbs);
             if (m->cached_bytes > 0)
                 printf(" for the first %.2f MB, %.3f GB/s past them", m->cached_bytes / 1e6, m->beyond_gbs);
             printf(", spread %.3f\n", m->spread);
