@@ -595,8 +595,8 @@ static db_status calibrate_crossings(calib_state *c, const db_algo *const *algos
 
 /* The most sizes the written copies are timed at, and the rounds each size is
 ** timed in, each into a buffer of its own: one round's median of a size moved
-** by up to 1.8 times from the next round's on one host, and by 1.2 to 1.5
-** times on others (bench/results/touched-copies-h100.log). */
+** by up to 1.9 times from the next round's on one host, and by up to 1.5 and
+** 1.6 times on two others (bench/results/touched-copies-h100.log). */
 enum { WRITTEN_SIZES = 12, WRITTEN_ROUNDS = 5 };
 
 /* The sizes the written copies are timed at, into bytes[]; returns how many:
