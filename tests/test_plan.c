@@ -14,6 +14,7 @@
 #include "algorithms/algorithms.h"
 #include "planner/bench.h"
 #include "planner/calib.h"
+#include "planner/calibrate.h"
 #include "planner/map.h"
 #include "planner/plan.h"
 #include "testutil.h"
@@ -1082,6 +1083,73 @@ static void test_after_others(void)
     db_context_close(ctx);
 }
 
+/* What a calibration's progress callback saw. */
+struct progress_seen {
+    int calls, last_step, steps;
+    bool bad; /* a step that did not move forward, or a total that moved or was passed */
+};
+
+static void note_progress(void *user, int step, int steps, const char *what)
+{
+    struct progress_seen *p = user;
+    (void)what;
+    p->bad |= step <= p->last_step || (p->calls && steps != p->steps) || step > steps;
+    p->calls++;
+    p->last_step = step;
+    p->steps = steps;
+}
+
+/* A calibration whose gpu role has memory of its own (PoCL counted so, as in
+** test_runtime, under a key of its own, as a GPU has) beside a cpu role that
+** shares host memory: transfer rows and a written row into the gpu's device,
+** fitted through every size, and a progress count that moves forward to the
+** total it announced (the written copies' rounds included). */
+static void test_calibrate_written(void)
+{
+    db_context *ctx = test_open_context();
+    db_device *gpu = ctx->role[DB_ROLE_GPU];
+    bool unified = gpu->info.host_unified;
+    char key[sizeof gpu->info.key];
+    memcpy(key, gpu->info.key, sizeof key);
+    gpu->info.host_unified = false;
+    gpu->info.key[0] = gpu->info.key[0] == '0' ? '1' : '0';
+    db_calibrate_options o;
+    db_calibrate_defaults(&o);
+    const db_algo *otsu = db_algo_find("otsu");
+    o.algos = &otsu;
+    o.n_algos = 1;
+    const int sides[3][2] = {{64, 48}, {96, 64}, {128, 96}};
+    for (int k = 0; k < 3; k++) {
+        o.sizes[k].width = sides[k][0];
+        o.sizes[k].height = sides[k][1];
+        o.transfer_bytes[k] = (size_t)4096 << (2 * k);
+    }
+    o.n_sizes = o.n_transfer_sizes = 3;
+    o.runs = 2;
+    struct progress_seen seen = {0};
+    o.progress = note_progress;
+    o.user = &seen;
+    db_calib out;
+    db_calib_init(&out);
+    db_status st = db_calibrate(ctx, &o, &out);
+    CHECK(st == DB_OK, "calibration: %s", db_error_message());
+    db_transfer_model m;
+    CHECK(db_calib_find_transfer(&out, gpu->info.key, DB_H2D, &m) == DB_CALIB_FOUND &&
+              db_calib_find_transfer(&out, gpu->info.key, DB_D2H, &m) == DB_CALIB_FOUND,
+          "transfer rows of the gpu's device missing");
+    CHECK(db_calib_find_written(&out, ctx->role[DB_ROLE_CPU]->info.key, gpu->info.key, &m) == DB_CALIB_FOUND &&
+              m.bandwidth_gbs > 0 && m.sizes >= 5,
+          "written row: found %d, %g GB/s at %d sizes", out.n_written, out.n_written ? m.bandwidth_gbs : 0,
+          out.n_written ? m.sizes : 0);
+    CHECK(!seen.bad && seen.calls > 0 && seen.last_step == seen.steps,
+          "progress: %d calls, last step %d of %d%s", seen.calls, seen.last_step, seen.steps,
+          seen.bad ? ", out of order" : "");
+    db_calib_free(&out);
+    gpu->info.host_unified = unified;
+    memcpy(gpu->info.key, key, sizeof key);
+    db_context_close(ctx);
+}
+
 int main(void)
 {
     test_latency_best();
@@ -1097,5 +1165,6 @@ int main(void)
     test_work();
     test_work_by_role();
     test_after_others();
+    test_calibrate_written();
     return test_result("plan");
 }
