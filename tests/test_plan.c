@@ -1133,7 +1133,7 @@ static void test_calibrate_written(void)
     db_calib_init(&out);
     db_status st = db_calibrate(ctx, &o, &out);
     CHECK(st == DB_OK, "calibration: %s", db_error_message());
-    db_transfer_model m;
+    db_transfer_model m = {0};
     CHECK(db_calib_find_transfer(&out, gpu->info.key, DB_H2D, &m) == DB_CALIB_FOUND &&
               db_calib_find_transfer(&out, gpu->info.key, DB_D2H, &m) == DB_CALIB_FOUND,
           "transfer rows of the gpu's device missing");
