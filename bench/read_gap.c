@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include "planner/bench.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 
@@ -33,12 +34,6 @@ static const char *read_source =
     "}\n";
 
 enum { RUNS = 12, DROPPED = 2 };
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static double ev_ms(cl_event e)
 {
@@ -94,8 +89,8 @@ static double time_copies(db_context *ctx, db_device *gpu, db_device *cpu, cl_ke
     db_buffer_release(&buf, ctx);
     if (err != CL_SUCCESS)
         return -1;
-    qsort(ms + DROPPED, RUNS - DROPPED, sizeof *ms, cmp_double);
-    return (ms[DROPPED + (RUNS - DROPPED) / 2 - 1] + ms[DROPPED + (RUNS - DROPPED) / 2]) / 2;
+    db_box box;
+    return db_box_stats(ms + DROPPED, RUNS - DROPPED, &box) == DB_OK ? box.median : -1;
 }
 
 int main(void)
