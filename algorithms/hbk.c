@@ -26,12 +26,14 @@ static size_t n_blocks(const db_job *job, int width, int height)
 
 static size_t centroids_size(const db_job *job, int width, int height)
 {
-    return n_blocks(job, width, height) * 6 * sizeof(cl_int);
+    return n_blocks(job, width, height) * 4 * sizeof(cl_int);
 }
 
 static const db_item items[N_ITEMS] = {
     [IMAGE] = {"image", DB_ITEM_INPUT, 1, "the decoded input, RGB (gray is taken as R = G = B)", NULL},
-    [CENTROIDS] = {"centroids", DB_ITEM_COMPUTED, 0, "final local centroids of every block (Q8)", centroids_size},
+    [CENTROIDS] = {"centroids", DB_ITEM_COMPUTED, 0,
+                   "each block's final local centroids, as the nearest-centroid test they make (cl/hbk.cl)",
+                   centroids_size},
     [STATE] = {"state", DB_ITEM_FIXED, STATE_INTS * sizeof(cl_int),
                "global centroids (Q8), convergence flag, outer iterations, assignment passes", NULL},
     [BINARY] = {"binary", DB_ITEM_PIXELS, 1, "0 = ink, 255 = background", NULL},
@@ -57,7 +59,7 @@ static db_status kmeans_impl(db_stage_run *run, int gpu)
     size_t lsize = group_size(job);
     if (gpu && db_stage_device(run)->max_group < lsize)
         gpu = 0; /* the per-block kernel needs lsize work-items; the serial one gives the same result */
-    cl_mem img = db_stage_in(run, 0), mu = db_stage_out(run, 0), state = db_stage_out(run, 1);
+    cl_mem img = db_stage_in(run, 0), tests = db_stage_out(run, 0), state = db_stage_out(run, 1);
     cl_mem acc = db_stage_scratch(run, (size_t)blocks * 9 * sizeof(cl_uint));
     cl_kernel init = db_stage_kernel(run, "hbk.cl", "hbk_init");
     cl_kernel local = db_stage_kernel(run, "hbk.cl", gpu ? "hbk_local_groups" : "hbk_local_serial");
@@ -68,7 +70,7 @@ static db_status kmeans_impl(db_stage_run *run, int gpu)
     if (st == DB_OK)
         st = db_stage_args(run, local, 10, sizeof img, &img, sizeof w, &w, sizeof h, &h, sizeof channels, &channels,
                            sizeof block, &block, sizeof local_max, &local_max, sizeof global_max, &global_max,
-                           sizeof state, &state, sizeof mu, &mu, sizeof acc, &acc);
+                           sizeof state, &state, sizeof tests, &tests, sizeof acc, &acc);
     if (st == DB_OK)
         st = db_stage_args(run, global, 4, sizeof acc, &acc, sizeof blocks, &blocks, sizeof global_max, &global_max,
                            sizeof state, &state);
@@ -140,9 +142,9 @@ static db_status label_impl(db_stage_run *run, const size_t *local)
         return db_error_status();
     cl_int w = db_stage_width(run), h = db_stage_height(run), channels = db_stage_channels(run);
     cl_int block = block_of(db_stage_job(run));
-    cl_mem img = db_stage_in(run, 0), mu = db_stage_in(run, 1), out = db_stage_out(run, 0);
+    cl_mem img = db_stage_in(run, 0), tests = db_stage_in(run, 1), out = db_stage_out(run, 0);
     db_status st = db_stage_args(run, k, 7, sizeof img, &img, sizeof w, &w, sizeof h, &h, sizeof channels, &channels,
-                                 sizeof block, &block, sizeof mu, &mu, sizeof out, &out);
+                                 sizeof block, &block, sizeof tests, &tests, sizeof out, &out);
     if (st != DB_OK)
         return st;
     const size_t global[2] = {(size_t)w, (size_t)h};

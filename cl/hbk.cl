@@ -1,12 +1,14 @@
 /*
 ** hbk.cl — HBK, two-class k-means in RGB per block with a global centroid loop.
-** Spec: specs/hbk.md. Centroids are Q8 fixed point (256 x value), distances int64,
-** sums integers: no floating point, so every device gives the same result.
+** Spec: specs/hbk.md. Centroids are Q8 fixed point (256 x value), the nearest
+** centroid an exact integer test (hbk_make_test), sums integers: no floating
+** point, so every device gives the same result.
 **
 ** State (global int[9]): G0 r,g,b, G1 r,g,b (Q8), converged flag, outer iterations,
 ** assignment passes over a block summed over blocks and outer iterations (the
 ** stage's work, which the planner's cost model scales by; saturates at INT_MAX).
-** Per block: mu[6] (its final local centroids) and acc[9] (per cluster: sum r,
+** Per block: the nearest-centroid test of its final local centroids (hbk_test,
+** 4 ints: what the label stage needs of them) and acc[9] (per cluster: sum r,
 ** g, b, count; then the block's assignment passes).
 */
 #define S_CONVERGED 6
@@ -16,17 +18,44 @@
 #define MAX_GROUP 256
 #define MAX_PER_ITEM 4
 
-/* Squared distance of pixel (r, g, b) to a Q8 centroid. */
-long hbk_dist(int r, int g, int b, int mr, int mg, int mb)
+/* The nearest-centroid test for black centroid B = mu[0..2] and white W =
+** mu[3..5] (Q8): pixel p is at least as near W, and so white (ties go to
+** white), iff |256p - W|^2 <= |256p - B|^2, that is iff
+** 512 * sum_c p_c (B_c - W_c) <= |B|^2 - |W|^2 = D, and, the left side being
+** an integer, iff sum_c p_c (B_c - W_c) <= floor(D / 512). The same labels as
+** the squared distances in 64 bits, in three 32-bit products a pixel: the sum
+** is at most 3 * 255 * 65280 and floor(D / 512) at most 3 * 65280^2 / 512 in
+** magnitude, both below 2^31. */
+typedef struct hbk_test {
+    int dr, dg, db, t;
+} hbk_test;
+
+hbk_test hbk_make_test(const int *mu)
 {
-    long dr = 256 * r - mr, dg = 256 * g - mg, db = 256 * b - mb;
-    return dr * dr + dg * dg + db * db;
+    hbk_test s;
+    s.dr = mu[0] - mu[3];
+    s.dg = mu[1] - mu[4];
+    s.db = mu[2] - mu[5];
+    long d = 0;
+    for (int c = 0; c < 3; c++)
+        d += (long)mu[c] * mu[c] - (long)mu[3 + c] * mu[3 + c];
+    s.t = (int)(d >= 0 ? d / 512 : -((-d + 511) / 512));
+    return s;
 }
 
-/* 1 (white) iff the pixel is at least as near the white centroid: ties go to white. */
-int hbk_label(int r, int g, int b, const int *mu)
+/* Stores a block's test as 4 ints at `out`, for the label stage. */
+void hbk_store_test(hbk_test t, global int *out)
 {
-    return hbk_dist(r, g, b, mu[3], mu[4], mu[5]) <= hbk_dist(r, g, b, mu[0], mu[1], mu[2]);
+    out[0] = t.dr;
+    out[1] = t.dg;
+    out[2] = t.db;
+    out[3] = t.t;
+}
+
+/* 1 (white) iff pixel (r, g, b) is at least as near the white centroid. */
+int hbk_white(int r, int g, int b, hbk_test s)
+{
+    return r * s.dr + g * s.dg + b * s.db <= s.t;
 }
 
 /* Q8 mean with round half up; a cluster without members keeps `old`. */
@@ -59,6 +88,22 @@ kernel void hbk_init(global int *state)
     state[S_PASSES] = 0;
 }
 
+/* The per-cluster sums (r, g, b, count of black, then of white) from the sums
+** over all n pixels of a block and over its white ones. A pass sums only the
+** white pixels, under a mask, and the block's totals are summed once: sums
+** indexed by each pixel's label are kept in memory rather than registers,
+** which made a pass 20% longer on an H100 and up to 3.8 times on PoCL
+** (bench/results/hbk-h100.md). */
+void hbk_split(const uint *all, const uint *white, uint n, uint *sums)
+{
+    for (int c = 0; c < 3; c++) {
+        sums[c] = all[c] - white[c];
+        sums[4 + c] = white[c];
+    }
+    sums[3] = n - white[3];
+    sums[7] = white[3];
+}
+
 /* New centroids from per-cluster sums; returns 1 if they equal `mu`. */
 int hbk_update(const uint *sums, int *mu)
 {
@@ -73,51 +118,70 @@ int hbk_update(const uint *sums, int *mu)
 }
 
 /* GPU: one work-group per block; each work-item keeps up to MAX_PER_ITEM pixels
-** in registers; the per-cluster sums are reduced in local memory. Every
-** work-item computes the same new centroids, so the loop exit is uniform. */
+** in registers; the block's totals and, each pass, its white sums are reduced
+** in local memory. Every work-item computes the same new centroids, so the
+** loop exit is uniform. */
 kernel void hbk_local_groups(global const uchar *img, int width, int height, int channels, int block,
-                             int local_max, int global_max, global const int *state, global int *mu_out,
+                             int local_max, int global_max, global const int *state, global int *test_out,
                              global uint *acc_out)
 {
     if (state[S_CONVERGED] || state[S_ITERATIONS] >= global_max)
         return;
-    local uint red[8][MAX_GROUP];
+    local uint red[4][MAX_GROUP];
     int lid = get_local_id(0), lsize = get_local_size(0);
     int bx = get_group_id(0), by = get_group_id(1);
     int x0 = bx * block, y0 = by * block;
     int bw = min(block, width - x0), bh = min(block, height - y0), npx = bw * bh;
     int pr[MAX_PER_ITEM], pg[MAX_PER_ITEM], pb[MAX_PER_ITEM], np = 0;
+    uint all[3] = {0, 0, 0}, white[4];
     for (int p = lid; p < npx; p += lsize, np++) {
         ulong i = (ulong)(y0 + p / bw) * width + (x0 + p % bw);
         hbk_pixel(img, i, channels, &pr[np], &pg[np], &pb[np]);
+        all[0] += pr[np];
+        all[1] += pg[np];
+        all[2] += pb[np];
     }
+    for (int v = 0; v < 3; v++)
+        red[v][lid] = all[v];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int off = lsize / 2; off > 0; off /= 2) {
+        if (lid < off)
+            for (int v = 0; v < 3; v++)
+                red[v][lid] += red[v][lid + off];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (int v = 0; v < 3; v++)
+        all[v] = red[v][0];
+    barrier(CLK_LOCAL_MEM_FENCE);
     int mu[6];
     for (int c = 0; c < 6; c++)
         mu[c] = state[c];
     uint sums[8];
     int it = 0;
     for (;; it++) {
-        for (int v = 0; v < 8; v++)
-            sums[v] = 0;
+        hbk_test t = hbk_make_test(mu);
+        for (int v = 0; v < 4; v++)
+            white[v] = 0;
         for (int p = 0; p < np; p++) {
-            int k = hbk_label(pr[p], pg[p], pb[p], mu);
-            sums[4 * k] += pr[p];
-            sums[4 * k + 1] += pg[p];
-            sums[4 * k + 2] += pb[p];
-            sums[4 * k + 3] += 1;
+            uint m = 0u - (uint)hbk_white(pr[p], pg[p], pb[p], t);
+            white[0] += (uint)pr[p] & m;
+            white[1] += (uint)pg[p] & m;
+            white[2] += (uint)pb[p] & m;
+            white[3] += 1u & m;
         }
-        for (int v = 0; v < 8; v++)
-            red[v][lid] = sums[v];
+        for (int v = 0; v < 4; v++)
+            red[v][lid] = white[v];
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int off = lsize / 2; off > 0; off /= 2) {
             if (lid < off)
-                for (int v = 0; v < 8; v++)
+                for (int v = 0; v < 4; v++)
                     red[v][lid] += red[v][lid + off];
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-        for (int v = 0; v < 8; v++)
-            sums[v] = red[v][0];
+        for (int v = 0; v < 4; v++)
+            white[v] = red[v][0];
         barrier(CLK_LOCAL_MEM_FENCE);
+        hbk_split(all, white, (uint)npx, sums);
         /* The pass after the cap only assigns: its sums are the accumulators.
         ** Otherwise unchanged centroids end the loop with the sums of their own
         ** assignment, as the accumulators must be. */
@@ -126,8 +190,7 @@ kernel void hbk_local_groups(global const uchar *img, int width, int height, int
     }
     if (lid == 0) {
         int b = by * get_num_groups(0) + bx;
-        for (int c = 0; c < 6; c++)
-            mu_out[6 * b + c] = mu[c];
+        hbk_store_test(hbk_make_test(mu), test_out + 4 * b);
         for (int v = 0; v < 8; v++)
             acc_out[ACC * b + v] = sums[v];
         acc_out[ACC * b + 8] = it + 1;
@@ -136,7 +199,7 @@ kernel void hbk_local_groups(global const uchar *img, int width, int height, int
 
 /* CPU: one work-item per block, plain loops over its pixels. */
 kernel void hbk_local_serial(global const uchar *img, int width, int height, int channels, int block,
-                             int local_max, int global_max, global const int *state, global int *mu_out,
+                             int local_max, int global_max, global const int *state, global int *test_out,
                              global uint *acc_out)
 {
     if (state[S_CONVERGED] || state[S_ITERATIONS] >= global_max)
@@ -147,29 +210,38 @@ kernel void hbk_local_serial(global const uchar *img, int width, int height, int
         return;
     int x0 = (b % bcols) * block, y0 = (b / bcols) * block;
     int x1 = min(x0 + block, width), y1 = min(y0 + block, height);
+    uint all[3] = {0, 0, 0};
+    for (int y = y0; y < y1; y++)
+        for (int x = x0; x < x1; x++) {
+            int r, g, bl;
+            hbk_pixel(img, (ulong)y * width + x, channels, &r, &g, &bl);
+            all[0] += r;
+            all[1] += g;
+            all[2] += bl;
+        }
     int mu[6];
     for (int c = 0; c < 6; c++)
         mu[c] = state[c];
     uint sums[8];
     int it = 0;
     for (;; it++) {
-        for (int v = 0; v < 8; v++)
-            sums[v] = 0;
+        hbk_test t = hbk_make_test(mu);
+        uint white[4] = {0, 0, 0, 0};
         for (int y = y0; y < y1; y++)
             for (int x = x0; x < x1; x++) {
                 int r, g, bl;
                 hbk_pixel(img, (ulong)y * width + x, channels, &r, &g, &bl);
-                int k = hbk_label(r, g, bl, mu);
-                sums[4 * k] += r;
-                sums[4 * k + 1] += g;
-                sums[4 * k + 2] += bl;
-                sums[4 * k + 3] += 1;
+                uint m = 0u - (uint)hbk_white(r, g, bl, t);
+                white[0] += (uint)r & m;
+                white[1] += (uint)g & m;
+                white[2] += (uint)bl & m;
+                white[3] += 1u & m;
             }
+        hbk_split(all, white, (uint)((y1 - y0) * (x1 - x0)), sums);
         if (it == local_max || hbk_update(sums, mu))
             break;
     }
-    for (int c = 0; c < 6; c++)
-        mu_out[6 * b + c] = mu[c];
+    hbk_store_test(hbk_make_test(mu), test_out + 4 * b);
     for (int v = 0; v < 8; v++)
         acc_out[ACC * b + v] = sums[v];
     acc_out[ACC * b + 8] = it + 1;
@@ -214,20 +286,18 @@ kernel void hbk_global(global const uint *acc, int blocks, int global_max, globa
     state[S_PASSES] = (int)min((ulong)state[S_PASSES] + red[8][0], (ulong)INT_MAX);
 }
 
-/* Each pixel to its block's nearest final local centroid. */
+/* Each pixel to its block's nearest final local centroid, by the block's test. */
 kernel void hbk_label_pixels(global const uchar *img, int width, int height, int channels, int block,
-                             global const int *mu_all, global uchar *out)
+                             global const int *tests, global uchar *out)
 {
     int x = get_global_id(0), y = get_global_id(1);
     if (x >= width || y >= height)
         return;
     int bcols = (width + block - 1) / block;
-    global const int *m = mu_all + 6 * ((y / block) * bcols + x / block);
-    int mu[6];
-    for (int c = 0; c < 6; c++)
-        mu[c] = m[c];
+    global const int *bt = tests + 4 * ((y / block) * bcols + x / block);
+    hbk_test t = {bt[0], bt[1], bt[2], bt[3]};
     int r, g, b;
     ulong i = (ulong)y * width + x;
     hbk_pixel(img, i, channels, &r, &g, &b);
-    out[i] = hbk_label(r, g, b, mu) ? 255 : 0;
+    out[i] = hbk_white(r, g, b, t) ? 255 : 0;
 }
