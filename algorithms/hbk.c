@@ -107,14 +107,16 @@ static db_status kmeans_impl(db_stage_run *run, int gpu)
 enum { REPORT_PASSES = 1 };
 
 /* kmeans's work: assignment passes per block, summed over the outer
-** iterations. Its cost per pass over the page is steady: 0.49 to 0.67 ns a
-** pixel on the H100 host's PoCL between sample pages (4 passes) and DIBCO pages
-** (12 to 57) (bench/results/planner-h100.md). On the GPU each outer iteration
-** also pays its two launches and the reduction, about 10 us a command whatever
-** the page, and a page that takes more passes takes more outer iterations (the
-** sample pages 2 for 4 passes, 2009-H02 10 for 32), so there the whole cost
-** scales with the passes (per_unit): three DIBCO pages and the A4 page within
-** 15%, against up to 38% short with the per-pixel part alone. */
+** iterations. On PoCL the cost scales with the passes: on the H100 host a pass
+** over the page took 0.20 to 0.24 ns a pixel on 2009-H02 (gray, 32 passes a
+** block), 0.29 to 0.31 on the A4 page (RGB, 12.5) and 0.35 to 0.37 on a sample
+** page (RGB, 4; its fixed costs weigh more) (bench/results/hbk-h100.md). On
+** the GPU each outer iteration also pays its two launches and the reduction,
+** about 10 us a command whatever the page, and a page that takes more passes
+** takes more outer iterations (the sample pages 2 for 4 passes, 2009-H02 10 for
+** 32), so there the whole cost scales with the passes (per_unit): with the
+** kernels before 400b7bb, three DIBCO pages and the A4 page within 15%, against
+** up to 38% short with the per-pixel part alone. */
 static double kmeans_count(const db_job *job, int width, int height, db_role role, const db_report *rep)
 {
     (void)role;
