@@ -18,7 +18,9 @@
 **                of how they are launched (db_stage_kernel_hash); a row with
 **                another hash is stale
 **   a, b         t(ms) = a + b * pixels at the calibration pages' work (planner/cost.h,
-**                which says how a page's work scales them)
+**                which says how a page's work scales them); the rows of a stage
+**                implementation that several algorithms share carry one model
+**                (planner/calibrate.c, pools)
 **   sizes        the distinct image sizes fitted, >= 3
 **   spread       the largest |residual| of the fit relative to the time it is
 **                judged against (planner/cost.h: a stage's or host row's run, a

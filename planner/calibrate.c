@@ -31,7 +31,26 @@ void db_calibrate_defaults(db_calibrate_options *o)
     o->runs = 5;
 }
 
-/* Shared state of one calibration: the options, the progress count, the pages. */
+/* A stage implementation that several algorithms share (the local methods'
+** stats, the gray of Otsu and of the local methods) costs the same in each, so
+** one model serves them all: fitted to the per-size medians of its samples
+** from each algorithm, as StarPU keys a performance model by the codelet, not
+** by the graph it runs in. Timed one algorithm after another, the four local
+** methods' stats on PoCL gave 0.57 to 0.82 ms a megapixel in one calibration
+** (bench/results/planner-h100.md, run 36). A stage whose cost follows its work
+** is fitted at once: none is shared, and its samples are scaled by its work. */
+enum { MAX_POOLS = 128, MAX_MEMBERS = 16 };
+
+typedef struct pool {
+    db_stage_fn impl;      /* with row's device, role, variant, kernel hash and channels: the key */
+    db_calib_stage row;    /* the row to put for each member, its algo and model filled in */
+    int n;                 /* members */
+    char algo[MAX_MEMBERS][DB_CALIB_NAME];
+    db_cost_sample samples[MAX_MEMBERS][DB_CALIBRATE_MAX_SIZES];
+} pool;
+
+/* Shared state of one calibration: the options, the progress count, the pages,
+** the samples of the stages without work, pooled (above). */
 typedef struct calib_state {
     db_context *ctx;
     const db_calibrate_options *o;
@@ -39,7 +58,78 @@ typedef struct calib_state {
     db_image *pages[DB_CALIBRATE_MAX_SIZES];     /* RGB */
     db_image *gray[DB_CALIBRATE_MAX_SIZES];      /* the same pages in gray */
     double host_gbs; /* the largest staging copy's speed when the calibration began */
+    pool *pools;     /* MAX_POOLS of them */
+    int n_pools;
 } calib_state;
+
+/* Adds the samples of `algo`'s stage with implementation `impl`, keyed as `row`,
+** to its pool, which it opens if it is the first. */
+static db_status pool_add(calib_state *c, db_stage_fn impl, const db_calib_stage *row,
+                          const db_cost_sample *samples)
+{
+    pool *p = NULL;
+    for (int i = 0; i < c->n_pools && !p; i++) {
+        pool *q = &c->pools[i];
+        if (q->impl == impl && q->row.role == row->role && q->row.channels == row->channels &&
+            !strcmp(q->row.device, row->device) && !strcmp(q->row.variant, row->variant) &&
+            !strcmp(q->row.kernel_hash, row->kernel_hash))
+            p = q;
+    }
+    if (!p) {
+        if (c->n_pools == MAX_POOLS)
+            return db_fail(DB_ERR_USAGE, "more than %d stage rows to calibrate at once; calibrate fewer "
+                           "algorithms (--algo) a time", MAX_POOLS);
+        p = &c->pools[c->n_pools++];
+        p->impl = impl;
+        p->row = *row;
+        p->n = 0;
+    }
+    if (p->n == MAX_MEMBERS)
+        return db_fail(DB_ERR_USAGE, "more than %d algorithms share stage %s; calibrate fewer algorithms "
+                       "(--algo) a time", MAX_MEMBERS, row->stage);
+    snprintf(p->algo[p->n], sizeof p->algo[p->n], "%s", row->algo);
+    memcpy(p->samples[p->n], samples, sizeof p->samples[p->n]);
+    p->n++;
+    return DB_OK;
+}
+
+/* Fits each pool to the per-size medians of its members' samples and puts
+** that model in every member's row. */
+static db_status pools_fit(calib_state *c, db_calib *out)
+{
+    const int n_sizes = c->o->n_sizes;
+    for (int i = 0; i < c->n_pools; i++) {
+        pool *p = &c->pools[i];
+        db_cost_sample pooled[DB_CALIBRATE_MAX_SIZES];
+        db_status st = DB_OK;
+        for (int k = 0; k < n_sizes && st == DB_OK; k++) {
+            double ms[MAX_MEMBERS], of_ms[MAX_MEMBERS];
+            for (int m = 0; m < p->n; m++) {
+                ms[m] = p->samples[m][k].ms;
+                of_ms[m] = p->samples[m][k].of_ms;
+            }
+            db_box a, b;
+            st = db_box_stats(ms, p->n, &a);
+            if (st == DB_OK)
+                st = db_box_stats(of_ms, p->n, &b);
+            pooled[k] = (db_cost_sample){.size = p->samples[0][k].size, .ms = a.median, .of_ms = b.median};
+        }
+        db_calib_stage e = p->row;
+        if (st == DB_OK)
+            st = db_cost_fit(pooled, n_sizes, &e.model);
+        for (int m = 0; m < p->n && st == DB_OK; m++) {
+            snprintf(e.algo, sizeof e.algo, "%s", p->algo[m]);
+            st = db_calib_put_stage(out, &e);
+        }
+        if (st != DB_OK) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", db_error_message());
+            return db_fail(st, "calibrating stage %s/%s on %s: %s", p->algo[0], p->row.stage,
+                           db_role_name(p->row.role), why);
+        }
+    }
+    return DB_OK;
+}
 
 static void progress(calib_state *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -251,6 +341,11 @@ static db_status calibrate_pages(calib_state *c, const db_algo *algo, const db_m
         snprintf(e.stage, sizeof e.stage, "%s", algo->stages[s].name);
         snprintf(e.variant, sizeof e.variant, "%s", variant);
         memcpy(e.kernel_hash, hash[s], sizeof e.kernel_hash);
+        if (!algo->stages[s].work) {
+            if ((st = pool_add(c, algo->stages[s].impl[r], &e, samples[s])) != DB_OK)
+                return st;
+            continue;
+        }
         /* A stage whose cost follows the content is fitted at the median
         ** page's work: each page's size counts its work over that, or, where
         ** each unit of work pays a fixed cost too, the three terms are fitted
@@ -709,6 +804,8 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
     c.steps += (copiers + 2) * o->n_transfer_sizes + written * WRITTEN_ROUNDS * written_sizes(o, sizes) +
                (roles == DB_ROLE_COUNT ? DB_ROLE_COUNT : 0);
 
+    if (!(c.pools = calloc(MAX_POOLS, sizeof(pool))))
+        return db_fail(DB_ERR_NOMEM, "out of memory for the calibration's stage samples");
     /* The staging copies first: the host's share of each run is measured net of them. */
     st = calibrate_staging(&c, out);
     for (int a = 0; a < n_algos && st == DB_OK; a++) {
@@ -730,6 +827,8 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
                     c.step += o->n_sizes * 2;
             }
     }
+    if (st == DB_OK)
+        st = pools_fit(&c, out);
     for (int r = 0; r < DB_ROLE_COUNT && st == DB_OK; r++)
         if (ctx->role[r] && !ctx->role[r]->info.host_unified && first_with_key(ctx, ctx->role[r]))
             st = calibrate_transfers(&c, ctx->role[r], out);
@@ -747,5 +846,6 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
         db_image_free(c.pages[k]);
         db_image_free(c.gray[k]);
     }
+    free(c.pools);
     return st;
 }
