@@ -117,6 +117,25 @@ int hbk_update(const uint *sums, int *mu)
     return same;
 }
 
+/* Replaces v[0..n) (n <= 4) of every work-item with their sums over the
+** work-group of lsize (a power of two) work-items, through `red`. Every
+** work-item must call it. */
+void hbk_group_sum(uint *v, int n, local uint (*red)[MAX_GROUP], int lid, int lsize)
+{
+    for (int i = 0; i < n; i++)
+        red[i][lid] = v[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int off = lsize / 2; off > 0; off /= 2) {
+        if (lid < off)
+            for (int i = 0; i < n; i++)
+                red[i][lid] += red[i][lid + off];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (int i = 0; i < n; i++)
+        v[i] = red[i][0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
 /* GPU: one work-group per block; each work-item keeps up to MAX_PER_ITEM pixels
 ** in registers; the block's totals and, each pass, its white sums are reduced
 ** in local memory. Every work-item computes the same new centroids, so the
@@ -141,18 +160,7 @@ kernel void hbk_local_groups(global const uchar *img, int width, int height, int
         all[1] += pg[np];
         all[2] += pb[np];
     }
-    for (int v = 0; v < 3; v++)
-        red[v][lid] = all[v];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int off = lsize / 2; off > 0; off /= 2) {
-        if (lid < off)
-            for (int v = 0; v < 3; v++)
-                red[v][lid] += red[v][lid + off];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    for (int v = 0; v < 3; v++)
-        all[v] = red[v][0];
-    barrier(CLK_LOCAL_MEM_FENCE);
+    hbk_group_sum(all, 3, red, lid, lsize);
     int mu[6];
     for (int c = 0; c < 6; c++)
         mu[c] = state[c];
@@ -169,18 +177,7 @@ kernel void hbk_local_groups(global const uchar *img, int width, int height, int
             white[2] += (uint)pb[p] & m;
             white[3] += 1u & m;
         }
-        for (int v = 0; v < 4; v++)
-            red[v][lid] = white[v];
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int off = lsize / 2; off > 0; off /= 2) {
-            if (lid < off)
-                for (int v = 0; v < 4; v++)
-                    red[v][lid] += red[v][lid + off];
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-        for (int v = 0; v < 4; v++)
-            white[v] = red[v][0];
-        barrier(CLK_LOCAL_MEM_FENCE);
+        hbk_group_sum(white, 4, red, lid, lsize);
         hbk_split(all, white, (uint)npx, sums);
         /* The pass after the cap only assigns: its sums are the accumulators.
         ** Otherwise unchanged centroids end the loop with the sums of their own

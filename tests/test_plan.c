@@ -1099,6 +1099,23 @@ static void note_progress(void *user, int step, int steps, const char *what)
     p->steps = steps;
 }
 
+/* Options of a calibration of `algos` that takes a second: three small pages,
+** three small copies, two timed runs. */
+static void small_calibration(db_calibrate_options *o, const db_algo **algos, int n_algos)
+{
+    db_calibrate_defaults(o);
+    o->algos = algos;
+    o->n_algos = n_algos;
+    const int sides[3][2] = {{64, 48}, {96, 64}, {128, 96}};
+    for (int k = 0; k < 3; k++) {
+        o->sizes[k].width = sides[k][0];
+        o->sizes[k].height = sides[k][1];
+        o->transfer_bytes[k] = (size_t)4096 << (2 * k);
+    }
+    o->n_sizes = o->n_transfer_sizes = 3;
+    o->runs = 2;
+}
+
 /* A calibration whose gpu role has memory of its own (PoCL counted so, as in
 ** test_runtime, under a key of its own, as a GPU has) beside a cpu role that
 ** shares host memory: transfer rows and a written row into the gpu's device,
@@ -1114,18 +1131,8 @@ static void test_calibrate_written(void)
     gpu->info.host_unified = false;
     gpu->info.key[0] = gpu->info.key[0] == '0' ? '1' : '0';
     db_calibrate_options o;
-    db_calibrate_defaults(&o);
     const db_algo *otsu = db_algo_find("otsu");
-    o.algos = &otsu;
-    o.n_algos = 1;
-    const int sides[3][2] = {{64, 48}, {96, 64}, {128, 96}};
-    for (int k = 0; k < 3; k++) {
-        o.sizes[k].width = sides[k][0];
-        o.sizes[k].height = sides[k][1];
-        o.transfer_bytes[k] = (size_t)4096 << (2 * k);
-    }
-    o.n_sizes = o.n_transfer_sizes = 3;
-    o.runs = 2;
+    small_calibration(&o, &otsu, 1);
     struct progress_seen seen = {0};
     o.progress = note_progress;
     o.user = &seen;
@@ -1157,18 +1164,8 @@ static void test_calibrate_pooled(void)
 {
     db_context *ctx = test_open_context();
     db_calibrate_options o;
-    db_calibrate_defaults(&o);
     const db_algo *algos[2] = {db_algo_find("niblack"), db_algo_find("nick")};
-    o.algos = algos;
-    o.n_algos = 2;
-    const int sides[3][2] = {{64, 48}, {96, 64}, {128, 96}};
-    for (int k = 0; k < 3; k++) {
-        o.sizes[k].width = sides[k][0];
-        o.sizes[k].height = sides[k][1];
-        o.transfer_bytes[k] = (size_t)4096 << (2 * k);
-    }
-    o.n_sizes = o.n_transfer_sizes = 3;
-    o.runs = 2;
+    small_calibration(&o, algos, 2);
     o.variant = "sliding";
     db_calib out;
     db_calib_init(&out);
