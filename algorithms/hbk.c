@@ -39,16 +39,16 @@ static const db_item items[N_ITEMS] = {
     [BINARY] = {"binary", DB_ITEM_PIXELS, 1, "0 = ink, 255 = background", NULL},
 };
 
-/* Work-group size of the GPU kernel: a quarter of the block's pixels, each
-** work-item holding 4 (cl/hbk.cl's MAX_PER_ITEM; at most MAX_GROUP work-items),
-** or 64 work-items where the block has as many pixels but not four times as
-** many. Against a pixel a work-item (256 for blocks of 16), kmeans took 47 to
-** 62% less on an H100: each pass sums over a quarter of the work-items, in two
-** fewer levels (bench/results/hbk-h100.md). */
+/* Work-group size of the GPU kernel: an eighth of the block's pixels, each
+** work-item holding 8 (cl/hbk.cl's MAX_PER_ITEM; at most MAX_GROUP work-items),
+** or 32 work-items where the block has as many pixels but not eight times as
+** many. On an H100, kmeans on the A4 page took 2.15 ms with a pixel a
+** work-item (256 for blocks of 16), 0.88 with 4 and 0.71 with 8: each pass sums
+** over fewer work-items, in fewer levels (bench/results/hbk-h100.md). */
 static size_t group_size(const db_job *job)
 {
     size_t px = (size_t)block_of(job) * (size_t)block_of(job);
-    return px / 4 >= 64 ? px / 4 : px < 64 ? px : 64;
+    return px / 8 >= 32 ? px / 8 : px < 32 ? px : 32;
 }
 
 /* Runs the global loop. Iterations are enqueued in growing rounds and the flag

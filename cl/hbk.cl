@@ -16,7 +16,7 @@
 #define S_PASSES 8
 #define ACC 9
 #define MAX_GROUP 256
-#define MAX_PER_ITEM 4
+#define MAX_PER_ITEM 8
 
 /* The nearest-centroid test for black centroid B = mu[0..2] and white W =
 ** mu[3..5] (Q8): pixel p is at least as near W, and so white (ties go to
