@@ -31,12 +31,12 @@ void db_calibrate_defaults(db_calibrate_options *o)
     o->runs = 5;
 }
 
-/* A stage implementation that several algorithms share (the local methods'
-** stats, the gray of Otsu and of the local methods) costs the same in each, so
-** one model serves them all: fitted to the per-size medians of its samples
-** from each algorithm, as StarPU keys a performance model by the codelet, not
-** by the graph it runs in. Timed one algorithm after another, the four local
-** methods' stats on PoCL gave 0.57 to 0.82 ms a megapixel in one calibration
+/* A stage implementation that several algorithms share with one variant (the
+** local methods' gray and stats) costs the same in each, so one model serves
+** them all: fitted to the per-size medians of its samples from each algorithm,
+** as StarPU keys a performance model by the codelet, not by the graph it runs
+** in. Timed one algorithm after another, the four local methods' stats on PoCL
+** gave 0.57 to 0.82 ms a megapixel in one calibration
 ** (bench/results/planner-h100.md, run 36). A stage whose cost follows its work
 ** is fitted at once: none is shared, and its samples are scaled by its work. */
 enum { MAX_POOLS = 128, MAX_MEMBERS = 16 };
@@ -62,8 +62,8 @@ typedef struct calib_state {
     int n_pools;
 } calib_state;
 
-/* Adds the samples of `algo`'s stage with implementation `impl`, keyed as `row`,
-** to its pool, which it opens if it is the first. */
+/* Adds `samples` of the stage row `row` (of one algorithm), whose implementation
+** is `impl`, to the pool of its key, opening the pool if it is the first. */
 static db_status pool_add(calib_state *c, db_stage_fn impl, const db_calib_stage *row,
                           const db_cost_sample *samples)
 {
