@@ -58,6 +58,7 @@ typedef struct calib_state {
     db_image *pages[DB_CALIBRATE_MAX_SIZES];     /* RGB */
     db_image *gray[DB_CALIBRATE_MAX_SIZES];      /* the same pages in gray */
     double host_gbs; /* the largest staging copy's speed when the calibration began */
+    double fill_gbs[DB_ROLE_COUNT]; /* a kernel's speed on each role that shares host memory, then; 0: none */
     pool *pools;     /* MAX_POOLS of them */
     int n_pools;
 } calib_state;
@@ -524,6 +525,42 @@ static db_status calibrate_staging(calib_state *c, db_calib *out)
     return DB_OK;
 }
 
+/* Whether `dev` is the first bound role with its device key (both roles may
+** bind one device; its copies are timed once). */
+static int first_with_key(const db_context *ctx, const db_device *dev)
+{
+    for (int r = 0; r < (int)dev->role; r++)
+        if (ctx->role[r] && !strcmp(ctx->role[r]->info.key, dev->info.key))
+            return 0;
+    return 1;
+}
+
+/* The speed, in GB/s, of a kernel writing the largest transfer size on each
+** bound role whose device shares host memory (db_buffer_time_fills), into
+** gbs[role]; 0 for the other roles. */
+static db_status time_fills(calib_state *c, double *gbs)
+{
+    const db_calibrate_options *o = c->o;
+    size_t bytes = 0;
+    for (int k = 0; k < o->n_transfer_sizes; k++)
+        bytes = o->transfer_bytes[k] > bytes ? o->transfer_bytes[k] : bytes;
+    for (int r = 0; r < DB_ROLE_COUNT; r++) {
+        db_device *dev = c->ctx->role[r];
+        gbs[r] = 0;
+        if (!dev || !dev->info.host_unified || !first_with_key(c->ctx, dev))
+            continue;
+        double ms[DB_PROFILE_MAX_RUNS];
+        db_box box;
+        db_status st = db_buffer_time_fills(c->ctx, dev, bytes, o->runs + 1, ms);
+        if (st == DB_OK)
+            st = db_box_stats(ms + 1, o->runs, &box); /* [0] is the warm-up */
+        if (st != DB_OK)
+            return st;
+        gbs[r] = box.median > 0 ? (double)bytes / (box.median * 1e6) : 0;
+    }
+    return DB_OK;
+}
+
 bool db_calibrate_host_changed(double start_gbs, double end_gbs)
 {
     if (!(start_gbs > 0) || !(end_gbs > 0))
@@ -532,12 +569,18 @@ bool db_calibrate_host_changed(double start_gbs, double end_gbs)
     return ratio > DB_CALIBRATE_HOST_CHANGE;
 }
 
-/* Times the staging copies again and warns when the host's speed moved since
-** the first timing (db_calibrate_host_changed). */
+/* Times the staging copies and the kernels of the devices that share host
+** memory again, and warns when either speed moved since the first timing
+** (db_calibrate_host_changed). The copies alone missed a machine whose PoCL
+** ran its first algorithms' stages up to 3 times slower than its last ones
+** (bench/results/planner-h100.md, run 42). */
 static db_status check_host(calib_state *c)
 {
     db_cost_sample samples[DB_CALIBRATE_MAX_SIZES];
+    double fill_gbs[DB_ROLE_COUNT];
     db_status st = time_staging(c, samples);
+    if (st == DB_OK)
+        st = time_fills(c, fill_gbs);
     if (st != DB_OK)
         return st;
     double bytes, end = largest_gbs(c, samples, &bytes);
@@ -546,6 +589,12 @@ static db_status check_host(calib_state *c)
                 "ended: the host's speed changed while it was measured (other load, or a machine still "
                 "settling), so rows timed at different moments disagree; calibrate again when it is steady",
                 bytes, c->host_gbs, end);
+    for (int r = 0; r < DB_ROLE_COUNT; r++)
+        if (db_calibrate_host_changed(c->fill_gbs[r], fill_gbs[r]))
+            db_warn("device '%s' wrote host memory at %.1f GB/s in a kernel when the calibration began and at "
+                    "%.1f GB/s when it ended: the host's speed changed while it was measured (other load, or a "
+                    "machine still settling), so rows timed at different moments disagree; calibrate again "
+                    "when it is steady", c->ctx->role[r]->info.name, c->fill_gbs[r], fill_gbs[r]);
     return DB_OK;
 }
 
@@ -761,16 +810,6 @@ static db_status calibrate_written(calib_state *c, db_device *dev, db_device *wr
     return DB_OK;
 }
 
-/* Whether `dev` is the first bound role with its device key (both roles may
-** bind one device; its copies are timed once). */
-static int first_with_key(const db_context *ctx, const db_device *dev)
-{
-    for (int r = 0; r < (int)dev->role; r++)
-        if (ctx->role[r] && !strcmp(ctx->role[r]->info.key, dev->info.key))
-            return 0;
-    return 1;
-}
-
 db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib *out)
 {
     db_status st = check_options(o);
@@ -808,6 +847,8 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
         return db_fail(DB_ERR_NOMEM, "out of memory for the calibration's stage samples");
     /* The staging copies first: the host's share of each run is measured net of them. */
     st = calibrate_staging(&c, out);
+    if (st == DB_OK)
+        st = time_fills(&c, c.fill_gbs);
     for (int a = 0; a < n_algos && st == DB_OK; a++) {
         const db_algo *algo = o->algos ? o->algos[a] : db_algo_at(a);
         char hash[DB_MAX_STAGES][65];

@@ -30,12 +30,15 @@
 ** the pair's wall times differ by beyond their simulated difference is the
 ** crossing.
 **
-** Last, the staging copies are timed again. Rows timed a minute apart describe
-** one host only if its speed held: on one cloud VM, PoCL's rows for the first
-** algorithms came out 2 to 4.7 times another machine's of the same kind, and
-** those for the last ones 1.2 to 1.3 times (bench/results/planner-h100.md).
-** When the largest copy's speed moved by more than DB_CALIBRATE_HOST_CHANGE
-** between the first timing and the last, a warning says so.
+** Last, the staging copies are timed again, and a kernel on each device that
+** shares host memory (db_buffer_time_fills), timed at the start too. Rows
+** timed a minute apart describe one host only if its speed held: on one cloud
+** VM, PoCL's rows for the first algorithms came out 2 to 4.7 times another
+** machine's of the same kind, and those for the last ones 1.2 to 1.3 times; on
+** another the copies held while PoCL's rows moved as much (run 42)
+** (bench/results/planner-h100.md). When the largest copy's speed or a kernel's
+** moved by more than DB_CALIBRATE_HOST_CHANGE between the first timing and the
+** last, a warning says so.
 */
 #ifndef DB_CALIBRATE_H
 #define DB_CALIBRATE_H

@@ -441,8 +441,9 @@ db_status db_buffer_time_copies(db_context *ctx, db_device *dev, size_t bytes, i
 }
 
 /* Runs fill.cl on `writer` over the whole of `buf`, through its alias of the
-** host block, and maps the block back as the runtime does after a stage. */
-static db_status fill_from(db_buffer *buf, db_device *writer, cl_uint seed)
+** host block, and maps the block back as the runtime does after a stage. With
+** `ms`, the kernel's device time goes there. */
+static db_status fill_from(db_buffer *buf, db_device *writer, cl_uint seed, double *ms)
 {
     cl_mem mem = db_buffer_mem(buf, writer);
     if (!mem)
@@ -461,10 +462,18 @@ static db_status fill_from(db_buffer *buf, db_device *writer, cl_uint seed)
         err = clSetKernelArg(k, 2, sizeof seed, &seed);
     /* Fixed work-groups: PoCL spreads them over its threads, as over a stage's. */
     const size_t local = 256, global = db_round_up(n ? n : 1, local);
+    cl_event ev = NULL;
     if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(writer->compute, k, 1, NULL, &global, &local, 0, NULL, NULL);
+        err = clEnqueueNDRangeKernel(writer->compute, k, 1, NULL, &global, &local, 0, NULL, ms ? &ev : NULL);
     if (err == CL_SUCCESS)
         err = clFinish(writer->compute);
+    db_status st = DB_OK;
+    if (err == CL_SUCCESS && ev)
+        st = event_ms(ev, writer, ms);
+    if (ev)
+        clReleaseEvent(ev);
+    if (st != DB_OK)
+        return st;
     void *p = NULL;
     if (err == CL_SUCCESS)
         p = clEnqueueMapBuffer(writer->transfer, mem, CL_TRUE, CL_MAP_READ, 0, buf->bytes, 0, NULL, NULL, &err);
@@ -493,7 +502,7 @@ db_status db_buffer_time_written_copies(db_context *ctx, db_device *dev, db_devi
     if (!mem)
         st = db_error_status();
     for (int i = 0; i < runs && st == DB_OK; i++) {
-        st = fill_from(&buf, writer, (cl_uint)i);
+        st = fill_from(&buf, writer, (cl_uint)i, NULL);
         cl_event ev = NULL;
         cl_int err = CL_SUCCESS;
         if (st == DB_OK)
@@ -519,6 +528,24 @@ db_status db_buffer_time_written_copies(db_context *ctx, db_device *dev, db_devi
             st = db_fail(DB_ERR_CL, "a timed copy into device '%s' did not carry what device '%s' wrote",
                          dev->info.name, writer->info.name);
     }
+    db_buffer_release(&buf, ctx);
+    return st;
+}
+
+db_status db_buffer_time_fills(db_context *ctx, db_device *dev, size_t bytes, int runs, double *ms)
+{
+    if (!dev->info.host_unified)
+        return db_fail(DB_ERR_USAGE, "timing a kernel that writes host memory needs a device that shares it, "
+                       "not '%s'", dev->info.name);
+    if (runs < 1 || bytes / sizeof(cl_uint) > CL_UINT_MAX)
+        return db_fail(DB_ERR_USAGE, "timing fills takes at least one run of at most 16 GiB, not %d of %zu bytes",
+                       runs, bytes);
+    db_buffer buf;
+    db_status st = db_buffer_init(&buf, ctx, "calibration fill", bytes);
+    if (st != DB_OK)
+        return st;
+    for (int i = 0; i < runs && st == DB_OK; i++)
+        st = fill_from(&buf, dev, (cl_uint)i, &ms[i]);
     db_buffer_release(&buf, ctx);
     return st;
 }

@@ -356,6 +356,29 @@ static void test_written_copies(void)
     db_context_close(ctx);
 }
 
+/* The calibration's timed kernel on a device that shares host memory: one
+** positive time a run; a device with memory of its own is refused, as the
+** kernel is to write host memory through an alias. */
+static void test_time_fills(void)
+{
+    db_context *ctx = test_open_context();
+    db_device *gpu = ctx->role[DB_ROLE_GPU], *cpu = ctx->role[DB_ROLE_CPU];
+    double ms[3] = {-1, -1, -1};
+    db_status st = db_buffer_time_fills(ctx, cpu, ((size_t)1 << 20) + 12, 3, ms);
+    CHECK(st == DB_OK, "timed fills: %s", db_error_message());
+    for (int i = 0; st == DB_OK && i < 3; i++)
+        CHECK(isfinite(ms[i]) && ms[i] > 0, "fill %d timed %g ms", i, ms[i]);
+    bool unified = gpu->info.host_unified;
+    gpu->info.host_unified = false;
+    st = db_buffer_time_fills(ctx, gpu, (size_t)1 << 20, 2, ms);
+    CHECK(st == DB_ERR_USAGE && strstr(db_error_message(), "shares it"),
+          "a device with memory of its own was timed: %s", db_error_message());
+    st = db_buffer_time_fills(ctx, cpu, (size_t)1 << 20, 0, ms);
+    CHECK(st == DB_ERR_USAGE, "no runs accepted: %s", db_error_message());
+    gpu->info.host_unified = unified;
+    db_context_close(ctx);
+}
+
 /* db_memory_size against /proc/meminfo's MemTotal: positive, and no more than the machine has. */
 static void test_memory_size(void)
 {
@@ -428,6 +451,7 @@ int main(void)
     test_cache(cache);
     test_build_failure(tmp);
     test_written_copies(); /* after test_cache, which counts the cache's entries */
+    test_time_fills();
     char cmd[4300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0)
