@@ -57,8 +57,7 @@ typedef struct calib_state {
     int step, steps;
     db_image *pages[DB_CALIBRATE_MAX_SIZES];     /* RGB */
     db_image *gray[DB_CALIBRATE_MAX_SIZES];      /* the same pages in gray */
-    double host_gbs; /* the largest staging copy's speed when the calibration began */
-    double fill_gbs[DB_ROLE_COUNT]; /* a kernel's speed on each role that shares host memory, then; 0: none */
+    db_calibrate_checks checks;        /* the host's speed at each checkpoint so far */
     pool *pools;     /* MAX_POOLS of them */
     int n_pools;
 } calib_state;
@@ -459,53 +458,50 @@ static db_status calibrate_transfers(calib_state *c, db_device *dev, db_calib *o
     return DB_OK;
 }
 
+/* The median over o->runs timed runs, after a warm-up, of the host copying
+** `bytes` into a buffer of its own (db_copy_rows), into *ms. */
+static db_status time_copy(calib_state *c, size_t bytes, int fill, double *ms)
+{
+    double t[DB_PROFILE_MAX_RUNS];
+    unsigned char *src = malloc(bytes), *dst = malloc(bytes);
+    if (!src || !dst) {
+        free(src);
+        free(dst);
+        return db_fail(DB_ERR_NOMEM, "out of memory timing host copies of %zu bytes", bytes);
+    }
+    memset(src, fill, bytes);
+    memset(dst, 0, bytes); /* first touch outside the timing, as the runtime's pooled blocks are */
+    for (int i = 0; i <= c->o->runs; i++) {
+        uint64_t t0 = db_now_ns();
+        db_copy_rows(dst, bytes, src, bytes, bytes, 1);
+        t[i] = (double)(db_now_ns() - t0) / 1e6;
+        src[(size_t)i % bytes] ^= dst[bytes - 1]; /* the copy's result is used: not optimised away */
+    }
+    free(src);
+    free(dst);
+    db_box box;
+    db_status st = db_box_stats(t + 1, c->o->runs, &box); /* [0] is the warm-up */
+    *ms = st == DB_OK ? box.median : 0;
+    return st;
+}
+
 /* Times the host's copies of each transfer size (db_copy_rows) into samples[]. */
 static db_status time_staging(calib_state *c, db_cost_sample *samples)
 {
     const db_calibrate_options *o = c->o;
-    double ms[DB_PROFILE_MAX_RUNS];
     for (int k = 0; k < o->n_transfer_sizes; k++) {
         size_t bytes = o->transfer_bytes[k];
         progress(c, "host copies of %zu bytes, %d runs", bytes, o->runs + 1);
-        unsigned char *src = malloc(bytes), *dst = malloc(bytes);
-        if (!src || !dst) {
-            free(src);
-            free(dst);
-            return db_fail(DB_ERR_NOMEM, "out of memory timing host copies of %zu bytes", bytes);
-        }
-        memset(src, (int)k + 1, bytes);
-        memset(dst, 0, bytes); /* first touch outside the timing, as the runtime's pooled blocks are */
-        for (int i = 0; i <= o->runs; i++) {
-            uint64_t t0 = db_now_ns();
-            db_copy_rows(dst, bytes, src, bytes, bytes, 1);
-            ms[i] = (double)(db_now_ns() - t0) / 1e6;
-            src[(size_t)i % bytes] ^= dst[bytes - 1]; /* the copy's result is used: not optimised away */
-        }
-        free(src);
-        free(dst);
-        db_box box;
-        db_status st = db_box_stats(ms + 1, o->runs, &box); /* [0] is the warm-up */
+        samples[k].size = (double)bytes;
+        db_status st = time_copy(c, bytes, (int)k + 1, &samples[k].ms);
         if (st != DB_OK)
             return st;
-        samples[k] = (db_cost_sample){.size = (double)bytes, .ms = box.median};
     }
     return DB_OK;
 }
 
-/* GB/s of the largest of the timed copies, whose size goes to *bytes. */
-static double largest_gbs(const calib_state *c, const db_cost_sample *samples, double *bytes)
-{
-    int big = 0;
-    for (int k = 1; k < c->o->n_transfer_sizes; k++)
-        if (samples[k].size > samples[big].size)
-            big = k;
-    *bytes = samples[big].size;
-    return samples[big].ms > 0 ? samples[big].size / (samples[big].ms * 1e6) : 0;
-}
-
 /* The host's copies of a page into staging memory and of the result out of it
-** (db_copy_rows), which every run pays before and after its device work. The
-** largest copy's speed is kept in c->host_gbs for db_calibrate's last check. */
+** (db_copy_rows), which every run pays before and after its device work. */
 static db_status calibrate_staging(calib_state *c, db_calib *out)
 {
     db_cost_sample samples[DB_CALIBRATE_MAX_SIZES];
@@ -520,8 +516,6 @@ static db_status calibrate_staging(calib_state *c, db_calib *out)
         snprintf(why, sizeof why, "%s", db_error_message());
         return db_fail(st, "calibrating the host's staging copies: %s", why);
     }
-    double bytes;
-    c->host_gbs = largest_gbs(c, samples, &bytes);
     return DB_OK;
 }
 
@@ -535,15 +529,12 @@ static int first_with_key(const db_context *ctx, const db_device *dev)
     return 1;
 }
 
-/* The speed, in GB/s, of a kernel writing the largest transfer size on each
+/* The speed, in GB/s, of a kernel writing `bytes` on each
 ** bound role whose device shares host memory (db_buffer_time_fills), into
 ** gbs[role]; 0 for the other roles. */
-static db_status time_fills(calib_state *c, double *gbs)
+static db_status time_fills(calib_state *c, size_t bytes, double *gbs)
 {
     const db_calibrate_options *o = c->o;
-    size_t bytes = 0;
-    for (int k = 0; k < o->n_transfer_sizes; k++)
-        bytes = o->transfer_bytes[k] > bytes ? o->transfer_bytes[k] : bytes;
     for (int r = 0; r < DB_ROLE_COUNT; r++) {
         db_device *dev = c->ctx->role[r];
         gbs[r] = 0;
@@ -569,32 +560,90 @@ bool db_calibrate_host_changed(double start_gbs, double end_gbs)
     return ratio > DB_CALIBRATE_HOST_CHANGE;
 }
 
-/* Times the staging copies and the kernels of the devices that share host
-** memory again, and warns when either speed moved since the first timing
-** (db_calibrate_host_changed). The copies alone missed a machine whose PoCL
-** ran its first algorithms' stages up to 3 times slower than its last ones
+/* The largest of the transfer sizes to time. */
+static size_t largest_transfer(const db_calibrate_options *o)
+{
+    size_t bytes = 0;
+    for (int k = 0; k < o->n_transfer_sizes; k++)
+        bytes = o->transfer_bytes[k] > bytes ? o->transfer_bytes[k] : bytes;
+    return bytes;
+}
+
+/* A check of the host's speed at one moment of the calibration (`when`): the
+** largest staging copy, and a kernel on each device that shares host memory
+** writing as many bytes (db_buffer_time_fills), into c->checks. The
+** calibration takes one when it begins, one after each algorithm and one when
+** it ends, so that a speed that moved and came back between the first and the
+** last is seen too. Past DB_CALIBRATE_MAX_CHECKS, each replaces the last. */
+static db_status checkpoint(calib_state *c, const char *when)
+{
+    db_calibrate_checks *k = &c->checks;
+    k->bytes = largest_transfer(c->o);
+    int i = k->n < DB_CALIBRATE_MAX_CHECKS ? k->n++ : DB_CALIBRATE_MAX_CHECKS - 1;
+    double ms;
+    db_status st = time_copy(c, k->bytes, 1, &ms);
+    if (st == DB_OK)
+        st = time_fills(c, k->bytes, k->at[i].fill_gbs);
+    if (st != DB_OK)
+        return st;
+    snprintf(k->at[i].when, sizeof k->at[i].when, "%s", when);
+    k->at[i].copy_gbs = ms > 0 ? (double)k->bytes / (ms * 1e6) : 0;
+    return DB_OK;
+}
+
+bool db_calibrate_speed_moved(const double *gbs, int n, int *first, int *second)
+{
+    int lo = -1, hi = -1;
+    for (int i = 0; i < n; i++) {
+        if (!(gbs[i] > 0))
+            continue;
+        lo = lo < 0 || gbs[i] < gbs[lo] ? i : lo;
+        hi = hi < 0 || gbs[i] > gbs[hi] ? i : hi;
+    }
+    if (lo < 0 || !db_calibrate_host_changed(gbs[lo], gbs[hi]))
+        return false;
+    *first = lo < hi ? lo : hi;
+    *second = lo < hi ? hi : lo;
+    return true;
+}
+
+/* Warns when the checkpoints' speeds gbs[0..k->n) moved (db_calibrate_speed_moved):
+** `what` says whose speed it is. */
+static void warn_moved(const db_calibrate_checks *k, const double *gbs, const char *what)
+{
+    int a, b;
+    if (db_calibrate_speed_moved(gbs, k->n, &a, &b))
+        db_warn("%s at %.1f GB/s %s and at %.1f GB/s %s: the host's speed changed while it was measured (other "
+                "load, or a machine still settling), so rows timed at different moments disagree; calibrate "
+                "again when it is steady", what, gbs[a], k->at[a].when, gbs[b], k->at[b].when);
+}
+
+/* The last checkpoint, then a warning for each speed that moved between the
+** checkpoints (warn_moved). The copies alone missed a machine whose PoCL ran
+** its first algorithms' stages up to 3 times slower than its last ones
 ** (bench/results/planner-h100.md, run 42). */
 static db_status check_host(calib_state *c)
 {
-    db_cost_sample samples[DB_CALIBRATE_MAX_SIZES];
-    double fill_gbs[DB_ROLE_COUNT];
-    db_status st = time_staging(c, samples);
-    if (st == DB_OK)
-        st = time_fills(c, fill_gbs);
+    db_status st = checkpoint(c, "when it ended");
     if (st != DB_OK)
         return st;
-    double bytes, end = largest_gbs(c, samples, &bytes);
-    if (db_calibrate_host_changed(c->host_gbs, end))
-        db_warn("the host copied %.0f bytes at %.1f GB/s when the calibration began and at %.1f GB/s when it "
-                "ended: the host's speed changed while it was measured (other load, or a machine still "
-                "settling), so rows timed at different moments disagree; calibrate again when it is steady",
-                bytes, c->host_gbs, end);
-    for (int r = 0; r < DB_ROLE_COUNT; r++)
-        if (db_calibrate_host_changed(c->fill_gbs[r], fill_gbs[r]))
-            db_warn("device '%s' wrote host memory at %.1f GB/s in a kernel when the calibration began and at "
-                    "%.1f GB/s when it ended: the host's speed changed while it was measured (other load, or a "
-                    "machine still settling), so rows timed at different moments disagree; calibrate again "
-                    "when it is steady", c->ctx->role[r]->info.name, c->fill_gbs[r], fill_gbs[r]);
+    const db_calibrate_checks *k = &c->checks;
+    double gbs[DB_CALIBRATE_MAX_CHECKS];
+    char what[512];
+    for (int i = 0; i < k->n; i++)
+        gbs[i] = k->at[i].copy_gbs;
+    snprintf(what, sizeof what, "the host copied %zu bytes", k->bytes);
+    warn_moved(k, gbs, what);
+    for (int r = 0; r < DB_ROLE_COUNT; r++) {
+        if (!c->ctx->role[r])
+            continue;
+        for (int i = 0; i < k->n; i++)
+            gbs[i] = k->at[i].fill_gbs[r];
+        snprintf(what, sizeof what, "device '%s' wrote host memory in a kernel", c->ctx->role[r]->info.name);
+        warn_moved(k, gbs, what);
+    }
+    if (c->o->checks)
+        *c->o->checks = *k;
     return DB_OK;
 }
 
@@ -840,15 +889,20 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
         written += ctx->role[r] && !ctx->role[r]->info.host_unified && writer && writer->info.host_unified;
     }
     size_t sizes[WRITTEN_SIZES];
-    c.steps += (copiers + 2) * o->n_transfer_sizes + written * WRITTEN_ROUNDS * written_sizes(o, sizes) +
+    c.steps += (copiers + 1) * o->n_transfer_sizes + written * WRITTEN_ROUNDS * written_sizes(o, sizes) +
                (roles == DB_ROLE_COUNT ? DB_ROLE_COUNT : 0);
 
     if (!(c.pools = calloc(MAX_POOLS, sizeof(pool))))
         return db_fail(DB_ERR_NOMEM, "out of memory for the calibration's stage samples");
     /* The staging copies first: the host's share of each run is measured net of them. */
     st = calibrate_staging(&c, out);
+    /* A kernel's first runs on a fresh device and buffer ran 20% slower than the
+    ** later ones on PoCL, after their warm-up run too: a first round is dropped. */
+    double dropped[DB_ROLE_COUNT];
     if (st == DB_OK)
-        st = time_fills(&c, c.fill_gbs);
+        st = time_fills(&c, largest_transfer(o), dropped);
+    if (st == DB_OK)
+        st = checkpoint(&c, "when the calibration began");
     for (int a = 0; a < n_algos && st == DB_OK; a++) {
         const db_algo *algo = o->algos ? o->algos[a] : db_algo_at(a);
         char hash[DB_MAX_STAGES][65];
@@ -867,6 +921,10 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
                 else
                     c.step += o->n_sizes * 2;
             }
+        char when[64];
+        snprintf(when, sizeof when, "after %s", algo->name);
+        if (st == DB_OK)
+            st = checkpoint(&c, when);
     }
     if (st == DB_OK)
         st = pools_fit(&c, out);

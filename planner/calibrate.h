@@ -30,15 +30,16 @@
 ** the pair's wall times differ by beyond their simulated difference is the
 ** crossing.
 **
-** Last, the staging copies are timed again, and a kernel on each device that
-** shares host memory (db_buffer_time_fills), timed at the start too. Rows
-** timed a minute apart describe one host only if its speed held: on one cloud
-** VM, PoCL's rows for the first algorithms came out 2 to 4.7 times another
-** machine's of the same kind, and those for the last ones 1.2 to 1.3 times; on
-** another the copies held while PoCL's rows moved as much (run 42)
-** (bench/results/planner-h100.md). When the largest copy's speed or a kernel's
-** moved by more than DB_CALIBRATE_HOST_CHANGE between the first timing and the
-** last, a warning says so.
+** Rows timed a minute apart describe one host only if its speed held: on one
+** cloud VM, PoCL's rows for the first algorithms came out 2 to 4.7 times
+** another machine's of the same kind, and those for the last ones 1.2 to 1.3
+** times; on another the copies held while PoCL's rows moved as much (run 42)
+** (bench/results/planner-h100.md). So the host's speed is checked when the
+** calibration begins, after each algorithm and when it ends: the largest
+** staging copy, and a kernel on each device that shares host memory writing
+** as many bytes (db_buffer_time_fills). When the slowest and the fastest
+** checkpoint of either differ by more than DB_CALIBRATE_HOST_CHANGE, a
+** warning says so.
 */
 #ifndef DB_CALIBRATE_H
 #define DB_CALIBRATE_H
@@ -51,6 +52,23 @@
 
 /* The most image sizes and transfer sizes a calibration takes. */
 enum { DB_CALIBRATE_MAX_SIZES = 16 };
+
+/* The most checkpoints db_calibrate_checks keeps: the start, one after each
+** algorithm, the end (past it, each replaces the last). */
+enum { DB_CALIBRATE_MAX_CHECKS = 32 };
+
+/* The host's speed at each checkpoint of a calibration (above): what it
+** compared to warn, for the caller to show. */
+typedef struct db_calibrate_checks {
+    int n;
+    size_t bytes; /* the size copied and written at each */
+    struct {
+        char when[64];                  /* "when the calibration began", "after otsu", "when it ended" */
+        double copy_gbs;                /* the host's copy of `bytes` (db_copy_rows), GB/s */
+        double fill_gbs[DB_ROLE_COUNT]; /* a kernel writing `bytes` on a role whose device shares host
+                                           memory (db_buffer_time_fills), GB/s; 0 for the others */
+    } at[DB_CALIBRATE_MAX_CHECKS];
+} db_calibrate_checks;
 
 /* What to calibrate. db_calibrate_defaults fills every field. */
 typedef struct db_calibrate_options {
@@ -66,6 +84,7 @@ typedef struct db_calibrate_options {
     int runs;                /* timed runs per size, after one warm-up run (more for short maps) */
     db_progress_fn progress; /* may be NULL */
     void *user;
+    db_calibrate_checks *checks; /* may be NULL: where to put the host's speed at each checkpoint */
 } db_calibrate_options;
 
 /* Every algorithm; A4 at 75, 150 and 300 dpi (620x877, 1240x1754, 2480x3508);
@@ -82,6 +101,12 @@ void db_calibrate_defaults(db_calibrate_options *opts);
 /* Whether copies at start_gbs and then at end_gbs (GB/s, > 0) differ by more
 ** than DB_CALIBRATE_HOST_CHANGE either way; false when either is not > 0. */
 bool db_calibrate_host_changed(double start_gbs, double end_gbs);
+
+/* Whether the slowest and the fastest of speeds gbs[0..n) (GB/s; those not > 0
+** left out) differ by more than DB_CALIBRATE_HOST_CHANGE
+** (db_calibrate_host_changed); if so, *first and *second are their indices,
+** the earlier first. The check of the host's speed over the checkpoints. */
+bool db_calibrate_speed_moved(const double *gbs, int n, int *first, int *second);
 
 /* Measures and fits; puts every row into `out` (rows already there with the
 ** same keys are replaced). Roles without a device are skipped; a stage whose

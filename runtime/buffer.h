@@ -95,9 +95,9 @@ db_status db_buffer_time_written_copies(db_context *ctx, db_device *dev, db_devi
 /* Times `runs` runs of a kernel on `dev`, a device that shares host memory
 ** (PoCL), that writes every word of a block of `bytes` through its alias as a
 ** stage writes its output: ms[i] from the kernels' profiling events. The
-** calibration times it when it begins and when it ends, since such a device's
-** speed can move while a machine settles (bench/results/planner-h100.md, run
-** 42); the caller drops the first. */
+** calibration times it at its checkpoints (planner/calibrate.h), since such a
+** device's speed can move while a machine settles (bench/results/planner-h100.md,
+** run 42); the caller drops the first. */
 db_status db_buffer_time_fills(db_context *ctx, db_device *dev, size_t bytes, int runs, double *ms);
 
 /* Frees every pooled host block of `ctx`. */

@@ -737,6 +737,30 @@ static void test_host_changed(void)
           "a copy that was not timed taken for a change");
 }
 
+/* The check over a calibration's checkpoints: the slowest against the fastest,
+** wherever they fall, unmeasured ones left out, the earlier named first. */
+static void test_speed_moved(void)
+{
+    int a = -1, b = -1;
+    const double steady[] = {30, 36, 33, 41, 30};
+    CHECK(!db_calibrate_speed_moved(steady, 5, &a, &b), "a steady host (x1.37 at most) taken for a changed one");
+    /* Slow in the middle only: the start and the end agree. */
+    const double dip[] = {30, 31, 14, 29, 30};
+    CHECK(db_calibrate_speed_moved(dip, 5, &a, &b) && a == 1 && b == 2,
+          "a host twice as slow after the second algorithm only: moved, checkpoints %d and %d (want 1 and 2)", a, b);
+    /* Faster later: the fastest comes after the slowest. */
+    const double rise[] = {17.6, 20, 0, 37.1, 30};
+    CHECK(db_calibrate_speed_moved(rise, 5, &a, &b) && a == 0 && b == 3,
+          "a host twice as fast after a while: checkpoints %d and %d (want 0 and 3)", a, b);
+    const double unmeasured[] = {0, 30, NAN, 0, 31};
+    CHECK(!db_calibrate_speed_moved(unmeasured, 5, &a, &b), "checkpoints not measured (0, NAN) taken for a change");
+    const double late[] = {0, 14, NAN, 31};
+    CHECK(db_calibrate_speed_moved(late, 4, &a, &b) && a == 1 && b == 3,
+          "a move between measured checkpoints hidden by unmeasured ones: checkpoints %d and %d (want 1 and 3)", a, b);
+    CHECK(!db_calibrate_speed_moved(dip, 0, &a, &b) && !db_calibrate_speed_moved(dip, 1, &a, &b),
+          "fewer than two checkpoints taken for a change");
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) {
@@ -748,6 +772,7 @@ int main(void)
     test_default_path();
     test_sources();
     test_host_changed();
+    test_speed_moved();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

@@ -1159,7 +1159,9 @@ static void test_calibrate_written(void)
 
 /* A stage two algorithms share (Niblack's and NICK's gray and stats) gets one
 ** model for both from a real calibration: the same code costs the same in
-** each, and timed apart their rows differed by up to 1.4 times on one host. */
+** each, and timed apart their rows differed by up to 1.4 times on one host.
+** The host's speed is checked when it begins, after each algorithm and when it
+** ends, and the checks come back to the caller. */
 static void test_calibrate_pooled(void)
 {
     db_context *ctx = test_open_context();
@@ -1167,10 +1169,25 @@ static void test_calibrate_pooled(void)
     const db_algo *algos[2] = {db_algo_find("niblack"), db_algo_find("nick")};
     small_calibration(&o, algos, 2);
     o.variant = "sliding";
+    db_calibrate_checks checks = {0};
+    o.checks = &checks;
     db_calib out;
     db_calib_init(&out);
     db_status st = db_calibrate(ctx, &o, &out);
     CHECK(st == DB_OK, "calibration: %s", db_error_message());
+    const char *when[] = {"when the calibration began", "after niblack", "after nick", "when it ended"};
+    CHECK(checks.n == 4, "%d checkpoints, not 4", checks.n);
+    size_t largest = 0;
+    for (int k = 0; k < o.n_transfer_sizes; k++)
+        largest = o.transfer_bytes[k] > largest ? o.transfer_bytes[k] : largest;
+    CHECK(checks.bytes == largest, "checkpoints of %zu bytes, not the largest copy's %zu", checks.bytes, largest);
+    bool cpu_shares = ctx->role[DB_ROLE_CPU]->info.host_unified;
+    for (int i = 0; i < checks.n && i < 4; i++)
+        CHECK(!strcmp(checks.at[i].when, when[i]) && checks.at[i].copy_gbs > 0 &&
+                  (checks.at[i].fill_gbs[DB_ROLE_CPU] > 0) == cpu_shares,
+              "checkpoint %d: '%s', copies %g GB/s, the cpu role's kernel %g GB/s (want '%s', > 0, %s)", i,
+              checks.at[i].when, checks.at[i].copy_gbs, checks.at[i].fill_gbs[DB_ROLE_CPU], when[i],
+              cpu_shares ? "> 0" : "0");
     int shared = 0, own = 0;
     for (int i = 0; i < out.n_stages; i++) {
         const db_calib_stage *a = &out.stages[i];

@@ -193,6 +193,8 @@ static int calibrate(const request *rq)
                     ctx->unbound_reason[r]);
     if (isatty(STDERR_FILENO))
         opts.progress = progress_line;
+    db_calibrate_checks checks;
+    opts.checks = &checks;
     st = db_calibrate(ctx, &opts, &fresh);
     progress_clear();
     for (int i = 0; i < fresh.n_stages && st == DB_OK; i++)
@@ -247,6 +249,15 @@ static int calibrate(const request *rq)
             if (m->cached_bytes > 0)
                 printf(" for the first %.2f MB, %.3f GB/s past them", m->cached_bytes / 1e6, m->beyond_gbs);
             printf(", spread %.3f\n", m->spread);
+        }
+        printf("the host's speed, GB/s: its copy of %zu bytes, and a kernel writing as many on each role whose "
+               "device shares host memory\n", checks.bytes);
+        for (int i = 0; i < checks.n; i++) {
+            printf("  %-28s copy %7.1f", checks.at[i].when, checks.at[i].copy_gbs);
+            for (int r = 0; r < DB_ROLE_COUNT; r++)
+                if (checks.at[i].fill_gbs[r] > 0)
+                    printf("  %s %7.1f", db_role_name((db_role)r), checks.at[i].fill_gbs[r]);
+            printf("\n");
         }
         printf("%d stage rows and %d transfer rows merged into %s (%d and %d in all)\n", fresh.n_stages,
                fresh.n_transfers, path, file.n_stages, file.n_transfers);
