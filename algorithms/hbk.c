@@ -65,17 +65,16 @@ static db_status kmeans_impl(db_stage_run *run, int gpu)
         gpu = 0; /* the per-block kernel needs lsize work-items; the serial one gives the same result */
     cl_mem img = db_stage_in(run, 0), tests = db_stage_out(run, 0), state = db_stage_out(run, 1);
     cl_mem acc = db_stage_scratch(run, (size_t)blocks * 9 * sizeof(cl_uint));
-    cl_mem totals = db_stage_scratch(run, (size_t)blocks * 3 * sizeof(cl_uint));
     cl_kernel init = db_stage_kernel(run, "hbk.cl", "hbk_init");
     cl_kernel local = db_stage_kernel(run, "hbk.cl", gpu ? "hbk_local_groups" : "hbk_local_serial");
     cl_kernel global = db_stage_kernel(run, "hbk.cl", "hbk_global");
-    if (!acc || !totals || !init || !local || !global)
+    if (!acc || !init || !local || !global)
         return db_error_status();
     db_status st = db_stage_args(run, init, 1, sizeof state, &state);
     if (st == DB_OK)
-        st = db_stage_args(run, local, 11, sizeof img, &img, sizeof w, &w, sizeof h, &h, sizeof channels, &channels,
+        st = db_stage_args(run, local, 10, sizeof img, &img, sizeof w, &w, sizeof h, &h, sizeof channels, &channels,
                            sizeof block, &block, sizeof local_max, &local_max, sizeof global_max, &global_max,
-                           sizeof state, &state, sizeof tests, &tests, sizeof acc, &acc, sizeof totals, &totals);
+                           sizeof state, &state, sizeof tests, &tests, sizeof acc, &acc);
     if (st == DB_OK)
         st = db_stage_args(run, global, 4, sizeof acc, &acc, sizeof blocks, &blocks, sizeof global_max, &global_max,
                            sizeof state, &state);

@@ -8,10 +8,8 @@
 ** assignment passes over a block summed over blocks and outer iterations (the
 ** stage's work, which the planner's cost model scales by; saturates at INT_MAX).
 ** Per block: the nearest-centroid test of its final local centroids (hbk_test,
-** 4 ints: what the label stage needs of them), acc[9] (per cluster: sum r,
-** g, b, count; then the block's assignment passes) and totals[3] (the sums of
-** r, g and b over all its pixels, summed in the first outer iteration and read
-** in the others: the page does not change between them).
+** 4 ints: what the label stage needs of them) and acc[9] (per cluster: sum r,
+** g, b, count; then the block's assignment passes).
 */
 #define S_CONVERGED 6
 #define S_ITERATIONS 7
@@ -92,7 +90,7 @@ kernel void hbk_init(global int *state)
 
 /* The per-cluster sums (r, g, b, count of black, then of white) from the sums
 ** over all n pixels of a block and over its white ones. A pass sums only the
-** white pixels, under a mask, and the block's totals are summed once a page: sums
+** white pixels, under a mask, and the block's totals are summed once: sums
 ** indexed by each pixel's label are kept in memory rather than registers,
 ** which made a pass 20% longer on an H100 and up to 3.8 times on PoCL
 ** (bench/results/hbk-h100.md). */
@@ -144,7 +142,7 @@ void hbk_group_sum(uint *v, int n, local uint (*red)[MAX_GROUP], int lid, int ls
 ** loop exit is uniform. */
 kernel void hbk_local_groups(global const uchar *img, int width, int height, int channels, int block,
                              int local_max, int global_max, global const int *state, global int *test_out,
-                             global uint *acc_out, global uint *totals)
+                             global uint *acc_out)
 {
     if (state[S_CONVERGED] || state[S_ITERATIONS] >= global_max)
         return;
@@ -162,16 +160,7 @@ kernel void hbk_local_groups(global const uchar *img, int width, int height, int
         all[1] += pg[np];
         all[2] += pb[np];
     }
-    global uint *tot = totals + 3 * (by * get_num_groups(0) + bx);
-    if (state[S_ITERATIONS] == 0) {
-        hbk_group_sum(all, 3, red, lid, lsize);
-        if (lid == 0)
-            for (int c = 0; c < 3; c++)
-                tot[c] = all[c];
-    } else {
-        for (int c = 0; c < 3; c++)
-            all[c] = tot[c];
-    }
+    hbk_group_sum(all, 3, red, lid, lsize);
     int mu[6];
     for (int c = 0; c < 6; c++)
         mu[c] = state[c];
@@ -208,7 +197,7 @@ kernel void hbk_local_groups(global const uchar *img, int width, int height, int
 /* CPU: one work-item per block, plain loops over its pixels. */
 kernel void hbk_local_serial(global const uchar *img, int width, int height, int channels, int block,
                              int local_max, int global_max, global const int *state, global int *test_out,
-                             global uint *acc_out, global uint *totals)
+                             global uint *acc_out)
 {
     if (state[S_CONVERGED] || state[S_ITERATIONS] >= global_max)
         return;
@@ -219,22 +208,14 @@ kernel void hbk_local_serial(global const uchar *img, int width, int height, int
     int x0 = (b % bcols) * block, y0 = (b / bcols) * block;
     int x1 = min(x0 + block, width), y1 = min(y0 + block, height);
     uint all[3] = {0, 0, 0};
-    global uint *tot = totals + 3 * b;
-    if (state[S_ITERATIONS] == 0) {
-        for (int y = y0; y < y1; y++)
-            for (int x = x0; x < x1; x++) {
-                int r, g, bl;
-                hbk_pixel(img, (ulong)y * width + x, channels, &r, &g, &bl);
-                all[0] += r;
-                all[1] += g;
-                all[2] += bl;
-            }
-        for (int c = 0; c < 3; c++)
-            tot[c] = all[c];
-    } else {
-        for (int c = 0; c < 3; c++)
-            all[c] = tot[c];
-    }
+    for (int y = y0; y < y1; y++)
+        for (int x = x0; x < x1; x++) {
+            int r, g, bl;
+            hbk_pixel(img, (ulong)y * width + x, channels, &r, &g, &bl);
+            all[0] += r;
+            all[1] += g;
+            all[2] += bl;
+        }
     int mu[6];
     for (int c = 0; c < 6; c++)
         mu[c] = state[c];
