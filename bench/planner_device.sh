@@ -5,7 +5,8 @@
 #              role on the GPU, the stats variant $VARIANT only (default
 #              sliding, the default variant; the shared-memory variants take
 #              seconds a run on PoCL), again while it warns that the host's
-#              speed moved, $CAL_TRIES times at most (default 3); the
+#              speed moved, $CAL_TRIES times at most (default 3), and
+#              OUTDIR/unsteady when the last try warned too; the
 #              calibration file goes to OUTDIR/perf, or stays in
 #              $DOCBIN_PERF_DIR when that is set.
 #   accuracy:  for each of ALGOS, every map on IMAGE (a DIBCO-size page) and on
@@ -31,16 +32,22 @@ if [ "$part" = calibrate ]; then
     $run --list-devices --gpu-device nvidia
     # docbin-bench warns when the host's speed moved while it calibrated (a fresh
     # machine settling, or load arriving); do what the warning asks, up to
-    # $CAL_TRIES times in all (default 3), and say how many it took.
+    # $CAL_TRIES times in all (default 3), and say how many it took. When the
+    # last try warned too, OUTDIR/unsteady says so, and the accuracy part repeats
+    # it: its figures then describe the machine's moves, not the planner.
     tries=${CAL_TRIES:-3}
+    rm -f "$out/unsteady"
     for try in $(seq 1 "$tries"); do
         echo "calibration $try of at most $tries"
         time $build/docbin-bench --calibrate --gpu-device nvidia --algo "$(echo $algos | tr ' ' ,)" \
             --variant "${VARIANT:-sliding}" ${RUNS:+--runs $RUNS} 2>&1 | tee "$out/calibrate-$try.log"
         grep -q "the host's speed changed" "$out/calibrate-$try.log" || break
+        [ "$try" = "$tries" ] && echo "the calibration warned in all $tries tries: the host's speed kept moving" |
+            tee "$out/unsteady"
     done
 fi
 if [ "$part" = accuracy ]; then
+    [ -e "$out/unsteady" ] && echo "planner_device.sh: note: $(cat "$out/unsteady"); these predictions come from it"
     for algo in $algos; do
         echo "== $algo"
         $build/docbin-bench --algo $algo --gpu-device nvidia --runs "${RUNS:-5}" ${ORDER:+--order $ORDER} \
