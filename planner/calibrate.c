@@ -798,11 +798,9 @@ enum { WRITTEN_SIZES = 12, WRITTEN_ROUNDS = 5 };
 ** where that happens (db_transfer_fit_cached). */
 static int written_sizes(const db_calibrate_options *o, size_t *bytes)
 {
-    size_t smallest = o->transfer_bytes[0], largest = 0;
-    for (int k = 0; k < o->n_transfer_sizes; k++) {
+    size_t smallest = o->transfer_bytes[0], largest = largest_transfer(o);
+    for (int k = 0; k < o->n_transfer_sizes; k++)
         smallest = o->transfer_bytes[k] < smallest ? o->transfer_bytes[k] : smallest;
-        largest = o->transfer_bytes[k] > largest ? o->transfer_bytes[k] : largest;
-    }
     int n = 0;
     for (size_t b = smallest; n < WRITTEN_SIZES && (n < DB_COST_MIN_SIZES || b <= 4 * largest); b *= 2)
         bytes[n++] = b;
