@@ -252,7 +252,7 @@ static double search_count(const db_job *job, int width, int height, db_role rol
     return (double)(rep->values[R_TOGGLES] + rep->values[R_SWAPS]) / ((double)width * (double)height);
 }
 
-static const db_stage_work search_work = {search_count, 0, {"changes per pixel", "changes per pixel"}, {0, 0}};
+static const db_stage_work search_work = {search_count, 0, {"changes per pixel", "changes per pixel"}, {0, 0}, 0};
 
 static const db_stage stages[] = {
     {"tarray", "the clipping-free threshold array (made once per D and seed, then cached)", {IMAGE}, 0, {TARRAY},

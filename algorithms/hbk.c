@@ -129,7 +129,7 @@ static double kmeans_count(const db_job *job, int width, int height, db_role rol
     return (double)rep->values[REPORT_PASSES] / (double)n_blocks(job, width, height);
 }
 
-static const db_stage_work kmeans_work = {kmeans_count, 0, {"passes per block", "passes per block"}, {0, 1}};
+static const db_stage_work kmeans_work = {kmeans_count, 0, {"passes per block", "passes per block"}, {0, 1}, 1};
 
 static db_status kmeans_cpu(db_stage_run *run)
 {

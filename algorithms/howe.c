@@ -267,7 +267,7 @@ static double graphcut_count(const db_job *job, int width, int height, db_role r
     return role == DB_ROLE_CPU ? (double)rep->values[index] / ((double)width * height) : (double)rep->values[index];
 }
 
-static const db_stage_work graphcut_work = {graphcut_count, 1, {"search steps per pixel", "commands"}, {0, 1}};
+static const db_stage_work graphcut_work = {graphcut_count, 1, {"search steps per pixel", "commands"}, {0, 1}, 0};
 
 static const db_stage stages[] = {
     {"laplacian", "2 x Laplacian of the forward differences, -1000 at bright-background outliers", {IMAGE}, 1,

@@ -772,13 +772,16 @@ db_status db_stage_kernel_hash(const db_stage *stage, char hex[65])
     }
     db_sha256_update(&s, DB_LAUNCH_REVISION, sizeof DB_LAUNCH_REVISION);
     /* A row's `work` is in the count's units, and its a and b scaled as the
-    ** count says: another count, or another scaling, makes it stale. */
+    ** count says: another count, another scaling, or other calibration pages
+    ** make it stale. */
     for (int r = 0; stage->work && r < DB_ROLE_COUNT; r++) {
         const char *unit = stage->work->unit[r] ? stage->work->unit[r] : "";
         db_sha256_update(&s, unit, strlen(unit) + 1);
         if (stage->work->per_unit[r])
             db_sha256_update(&s, "per unit", sizeof "per unit");
     }
+    if (stage->work && stage->work->shaded)
+        db_sha256_update(&s, "shaded pages", sizeof "shaded pages");
     uint8_t digest[32];
     db_sha256_final(&s, digest);
     db_sha256_hex(digest, hex);

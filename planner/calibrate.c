@@ -57,6 +57,8 @@ typedef struct calib_state {
     int step, steps;
     db_image *pages[DB_CALIBRATE_MAX_SIZES];     /* RGB */
     db_image *gray[DB_CALIBRATE_MAX_SIZES];      /* the same pages in gray */
+    db_image *shaded[DB_CALIBRATE_MAX_SIZES];    /* shaded RGB pages (db_stage_work.shaded), made when needed */
+    db_image *shaded_gray[DB_CALIBRATE_MAX_SIZES];
     db_calibrate_checks checks;        /* the host's speed at each checkpoint so far */
     pool *pools;     /* MAX_POOLS of them */
     int n_pools;
@@ -220,24 +222,24 @@ static double host_share(const db_profile *prof, int run, const db_context *ctx,
 /* Runs `map` on every calibration page: the warm-up of each, then rounds of
 ** one timed run of each page, until each has o->runs timed runs or more
 ** (above). Interleaved for the reason docbin-bench's maps are (planner/bench.h):
-** a burst of load on the host falls on one run of every size, not on every run
-** of one size, which would tilt the line fitted through them. prof[k] is a new
+** a burst of load on the host falls on one run of every page, not on every run
+** of one page, which would tilt the line fitted through them. prof[k] is a new
 ** profile per page (freed by the caller; NULL when out of memory), runs[k] its
 ** number of timed runs (runs 1..runs[k]), report[k] its warm-up run's report. */
 static db_status profile_sizes(calib_state *c, const db_algo *algo, const db_map *map, const db_job *job,
-                               db_image **pages, db_profile **prof, int *runs, db_report *report)
+                               db_image **pages, int n, db_profile **prof, int *runs, db_report *report)
 {
     const db_calibrate_options *o = c->o;
     const int most = RUNS_FACTOR * o->runs < DB_PROFILE_MAX_RUNS - 1 ? RUNS_FACTOR * o->runs
                                                                        : DB_PROFILE_MAX_RUNS - 1;
-    for (int k = 0; k < o->n_sizes; k++) {
+    for (int k = 0; k < n; k++) {
         runs[k] = o->runs;
         if (!(prof[k] = db_profile_new()))
             return db_fail(DB_ERR_NOMEM, "out of memory for a profile");
     }
     for (int run = 0, more = 1; more; run++) {
         more = 0;
-        for (int k = 0; k < o->n_sizes; k++) {
+        for (int k = 0; k < n; k++) {
             if (run > runs[k])
                 continue;
             db_image *result = NULL;
@@ -246,7 +248,7 @@ static db_status profile_sizes(calib_state *c, const db_algo *algo, const db_map
             if (st != DB_OK) {
                 char why[1024];
                 snprintf(why, sizeof why, "%s", db_error_message());
-                return db_fail(st, "at %dx%d: %s", o->sizes[k].width, o->sizes[k].height, why);
+                return db_fail(st, "at %dx%d: %s", pages[k]->width, pages[k]->height, why);
             }
             if (run == 1) {
                 double ms = db_profile_run_wall_ms(prof[k], 1);
@@ -257,6 +259,15 @@ static db_status profile_sizes(calib_state *c, const db_algo *algo, const db_map
         }
     }
     return DB_OK;
+}
+
+/* 1 when a stage of `algo` is calibrated on shaded pages too (db_stage_work.shaded). */
+static int wants_shaded(const db_algo *algo)
+{
+    for (int s = 0; s < algo->n_stages; s++)
+        if (algo->stages[s].work && algo->stages[s].work->shaded)
+            return 1;
+    return 0;
 }
 
 /* The median of n works, or 0 when any is 0 (the stage reports none). */
@@ -274,28 +285,39 @@ static double work_median(const double *work, int n)
 ** RGB pages every such stage's, on gray pages those of the stages that read
 ** the page) and, when every stage is on `r`, the host's share of its runs,
 ** keyed by `channels`: a gray page's share is the smaller (2009-H02 on the
-** H100: 0.38 to 0.86 of what the RGB pages' row gave it). */
+** H100: 0.38 to 0.86 of what the RGB pages' row gave it). With `shaded`, the
+** same sizes shaded too, run interleaved with `pages`: the stages whose work
+** is shaded fit all the samples, the others and the host's share those of
+** `pages` alone, as the other algorithms' rows are. */
 static db_status calibrate_pages(calib_state *c, const db_algo *algo, const db_map *map, const db_job *job,
-                                 db_role r, char hash[][65], db_image **pages, int channels, db_calib *out)
+                                 db_role r, char hash[][65], db_image **pages, db_image **shaded, int channels,
+                                 db_calib *out)
 {
     const db_calibrate_options *o = c->o;
     const char *variant = algo->n_variants ? algo->variants[job->variant] : "-";
-    db_cost_sample samples[DB_MAX_STAGES][DB_CALIBRATE_MAX_SIZES], host[DB_CALIBRATE_MAX_SIZES];
-    double work[DB_MAX_STAGES][DB_CALIBRATE_MAX_SIZES];
+    enum { MAX_PAGES = 2 * DB_CALIBRATE_MAX_SIZES };
+    db_cost_sample samples[DB_MAX_STAGES][MAX_PAGES], host[DB_CALIBRATE_MAX_SIZES];
+    double work[DB_MAX_STAGES][MAX_PAGES];
     double spans[DB_PROFILE_MAX_RUNS];
     int one_role = 1;
     for (int s = 0; s < algo->n_stages; s++)
         one_role &= map->role[s] == r;
-    c->step += o->n_sizes - 1;
-    progress(c, "%s%s%s on %s at %d sizes, %s pages, %d runs or more each", algo->name, algo->n_variants ? " " : "",
-             algo->n_variants ? variant : "", db_role_name(r), o->n_sizes, channels == 1 ? "gray" : "RGB",
-             o->runs + 1);
-    db_profile *prof[DB_CALIBRATE_MAX_SIZES] = {0};
-    int runs[DB_CALIBRATE_MAX_SIZES];
-    db_report report[DB_CALIBRATE_MAX_SIZES] = {0};
-    db_status st = profile_sizes(c, algo, map, job, pages, prof, runs, report);
-    for (int k = 0; k < o->n_sizes && st == DB_OK; k++) {
-        int w = o->sizes[k].width, h = o->sizes[k].height;
+    db_image *all[MAX_PAGES];
+    int n = 0;
+    for (int k = 0; k < o->n_sizes; k++)
+        all[n++] = pages[k];
+    for (int k = 0; shaded && k < o->n_sizes; k++)
+        all[n++] = shaded[k];
+    c->step += n - 1;
+    progress(c, "%s%s%s on %s at %d sizes, %s pages%s, %d runs or more each", algo->name,
+             algo->n_variants ? " " : "", algo->n_variants ? variant : "", db_role_name(r), o->n_sizes,
+             channels == 1 ? "gray" : "RGB", shaded ? " and shaded ones" : "", o->runs + 1);
+    db_profile *prof[MAX_PAGES] = {0};
+    int runs[MAX_PAGES];
+    db_report report[MAX_PAGES] = {0};
+    db_status st = profile_sizes(c, algo, map, job, all, n, prof, runs, report);
+    for (int k = 0; k < n && st == DB_OK; k++) {
+        int w = all[k]->width, h = all[k]->height;
         for (int s = 0; s < algo->n_stages; s++)
             work[s][k] = algo->stages[s].work ? algo->stages[s].work->count(job, w, h, map->role[s], &report[k]) : 0;
         /* Every sample of this size is judged against the run's median wall time (cost.h). */
@@ -310,7 +332,7 @@ static db_status calibrate_pages(calib_state *c, const db_algo *algo, const db_m
             st = db_box_stats(spans, runs[k], &box);
             samples[s][k] = (db_cost_sample){.size = (double)w * h, .ms = box.median, .of_ms = wall.median};
         }
-        if (st == DB_OK && one_role) {
+        if (st == DB_OK && one_role && k < o->n_sizes) {
             size_t in = db_item_bytes(&algo->items[algo->input], job, w, h, channels);
             size_t res = db_item_bytes(&algo->items[algo->output], job, w, h, channels);
             for (int run = 1; run <= runs[k]; run++)
@@ -322,7 +344,7 @@ static db_status calibrate_pages(calib_state *c, const db_algo *algo, const db_m
                                        .of_ms = wall.median};
         }
     }
-    for (int k = 0; k < o->n_sizes; k++)
+    for (int k = 0; k < n; k++)
         db_profile_free(prof[k]);
     if (st != DB_OK) {
         char why[1024];
@@ -350,16 +372,16 @@ static db_status calibrate_pages(calib_state *c, const db_algo *algo, const db_m
         ** page's work: each page's size counts its work over that, or, where
         ** each unit of work pays a fixed cost too, the three terms are fitted
         ** to the pages' work over the median (db_cost_fit_per_unit). */
-        double median = work_median(work[s], o->n_sizes);
-        bool per_unit = median > 0 && algo->stages[s].work && algo->stages[s].work->per_unit[r];
-        double scale[DB_CALIBRATE_MAX_SIZES];
-        for (int k = 0; k < o->n_sizes && median > 0; k++) {
+        int m = algo->stages[s].work->shaded ? n : o->n_sizes;
+        double median = work_median(work[s], m);
+        bool per_unit = median > 0 && algo->stages[s].work->per_unit[r];
+        double scale[MAX_PAGES];
+        for (int k = 0; k < m && median > 0; k++) {
             scale[k] = work[s][k] > 0 ? work[s][k] / median : 1;
             if (!per_unit)
                 samples[s][k].size *= work[s][k] / median;
         }
-        st = per_unit ? db_cost_fit_per_unit(samples[s], scale, o->n_sizes, &e.model)
-                      : db_cost_fit(samples[s], o->n_sizes, &e.model);
+        st = per_unit ? db_cost_fit_per_unit(samples[s], scale, m, &e.model) : db_cost_fit(samples[s], m, &e.model);
         e.model.work = median;
         if (st == DB_OK)
             st = db_calib_put_stage(out, &e);
@@ -410,17 +432,20 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
     db_job job;
     db_job_defaults(algo, &job);
     job.variant = v;
+    int shaded = wants_shaded(algo);
     for (int k = 0; k < o->n_sizes; k++) {
         int w = o->sizes[k].width, h = o->sizes[k].height;
         if ((!c->pages[k] && !(c->pages[k] = db_sample_page(w, h, 1))) ||
-            (!c->gray[k] && !(c->gray[k] = db_sample_gray_page(w, h, 1))))
+            (!c->gray[k] && !(c->gray[k] = db_sample_gray_page(w, h, 1))) ||
+            (shaded && !c->shaded[k] && !(c->shaded[k] = db_sample_shaded_page(w, h, 1, 3))) ||
+            (shaded && !c->shaded_gray[k] && !(c->shaded_gray[k] = db_sample_shaded_page(w, h, 1, 1))))
             return db_error_status();
     }
-    db_status st = calibrate_pages(c, algo, &map, &job, r, hash, c->pages, 3, out);
+    db_status st = calibrate_pages(c, algo, &map, &job, r, hash, c->pages, shaded ? c->shaded : NULL, 3, out);
     if (st == DB_OK && readers)
-        st = calibrate_pages(c, algo, &map, &job, r, hash, c->gray, 1, out);
+        st = calibrate_pages(c, algo, &map, &job, r, hash, c->gray, shaded ? c->shaded_gray : NULL, 1, out);
     else
-        c->step += o->n_sizes;
+        c->step += o->n_sizes * (1 + shaded);
     return st;
 }
 
@@ -879,7 +904,8 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
             chosen += !o->variant || !strcmp(o->variant, algo->variants[v]);
         if (o->variant && algo->n_variants && !chosen)
             return db_fail(DB_ERR_USAGE, "%s has no variant '%s'", algo->name, o->variant);
-        c.steps += (algo->n_variants ? chosen : 1) * roles * o->n_sizes * 2; /* RGB and gray pages */
+        /* RGB and gray pages, and as many shaded ones where they are wanted */
+        c.steps += (algo->n_variants ? chosen : 1) * roles * o->n_sizes * 2 * (1 + wants_shaded(algo));
     }
     int written = 0;
     for (int r = 0; r < DB_ROLE_COUNT; r++) {
@@ -917,7 +943,7 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
                 if (any)
                     st = calibrate_role(&c, algo, v, (db_role)r, hash, out);
                 else
-                    c.step += o->n_sizes * 2;
+                    c.step += o->n_sizes * 2 * (1 + wants_shaded(algo));
             }
         char when[64];
         snprintf(when, sizeof when, "after %s", algo->name);
@@ -942,6 +968,8 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
     for (int k = 0; k < DB_CALIBRATE_MAX_SIZES; k++) {
         db_image_free(c.pages[k]);
         db_image_free(c.gray[k]);
+        db_image_free(c.shaded[k]);
+        db_image_free(c.shaded_gray[k]);
     }
     free(c.pools);
     return st;

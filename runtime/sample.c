@@ -42,7 +42,7 @@ static void glyph(uint8_t *ink_map, int w, int h, int x0, int y0, int gw, int gh
 }
 
 /* The page of db_sample_page in `channels` (1 or 3). */
-static db_image *render(int width, int height, uint32_t seed, int channels)
+static db_image *render(int width, int height, uint32_t seed, int channels, int falloff)
 {
     if (db_image_check_size(width, height, channels, "sample page") != DB_OK)
         return NULL;
@@ -71,12 +71,12 @@ static db_image *render(int width, int height, uint32_t seed, int channels)
             x += line_h / 2;
         }
     }
-    /* Paper: illumination falling off towards one corner, a faint stain, noise. */
+    /* Paper: illumination falling off by `falloff` towards one corner, a faint stain, noise. */
     int sx = width * 2 / 3, sy = height / 3, sr = (width < height ? width : height) / 5;
     for (int y = 0; y < height; y++) {
         uint8_t *row = img->data + (size_t)y * img->stride;
         for (int x = 0; x < width; x++) {
-            int light = 235 - 70 * (x + y) / (width + height);
+            int light = 235 - falloff * (x + y) / (width + height);
             int dx = x - sx, dy = y - sy;
             long d2 = (long)dx * dx + (long)dy * dy, r2 = (long)sr * sr;
             if (d2 < r2)
@@ -96,12 +96,25 @@ static db_image *render(int width, int height, uint32_t seed, int channels)
     return img;
 }
 
+/* The paper's brightness from the lit corner to the far one, 235 down to 165;
+** shaded pages fall to 105. */
+enum { FALLOFF = 70, SHADED_FALLOFF = 130 };
+
 db_image *db_sample_page(int width, int height, uint32_t seed)
 {
-    return render(width, height, seed, 3);
+    return render(width, height, seed, 3, FALLOFF);
 }
 
 db_image *db_sample_gray_page(int width, int height, uint32_t seed)
 {
-    return render(width, height, seed, 1);
+    return render(width, height, seed, 1, FALLOFF);
+}
+
+db_image *db_sample_shaded_page(int width, int height, uint32_t seed, int channels)
+{
+    if (channels != 1 && channels != 3) {
+        db_fail(DB_ERR_USAGE, "a shaded sample page has 1 or 3 channels, not %d", channels);
+        return NULL;
+    }
+    return render(width, height, seed, channels, SHADED_FALLOFF);
 }

@@ -17,4 +17,12 @@ db_image *db_sample_page(int width, int height, uint32_t seed);
 ** both, as a gray page costs them less. */
 db_image *db_sample_gray_page(int width, int height, uint32_t seed);
 
+/* The same page (RGB for 3 channels, gray for 1) under light that falls off
+** nearly twice as steeply, as on many scans. Work that follows the content
+** follows it: HBK's k-means makes 4 passes a block on db_sample_page's A4
+** pages at 75 to 300 dpi, and 4 to 38 on these (2009-H02: 32), so calibration
+** times such stages on both (db_stage_work.shaded). NULL with the error set
+** for other channel counts. */
+db_image *db_sample_shaded_page(int width, int height, uint32_t seed, int channels);
+
 #endif

@@ -714,6 +714,10 @@ static void test_sources(void)
         other.per_unit[DB_ROLE_GPU] = !kmeans->work->per_unit[DB_ROLE_GPU];
         db_stage_kernel_hash(&changed, h4);
         CHECK(strcmp(h1, h4), "a work scaled per unit hashes as the one that is not, or the other way: %s", h4);
+        other = *kmeans->work;
+        other.shaded = !kmeans->work->shaded;
+        db_stage_kernel_hash(&changed, h4);
+        CHECK(strcmp(h1, h4), "a work calibrated on shaded pages hashes as the one that is not, or the other way");
     }
     db_stage fake = {.name = "fake", .sources = "gray.cl nosuch.cl"};
     CHECK(db_stage_kernel_hash(&fake, h1) != DB_OK && strstr(db_error_message(), "nosuch.cl") &&

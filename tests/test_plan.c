@@ -1215,6 +1215,50 @@ static void test_calibrate_pooled(void)
     db_context_close(ctx);
 }
 
+/* HBK's k-means, whose passes follow the page's illumination, is calibrated
+** on shaded pages too: on the CPU its samples are counted at their work, so
+** its row sees more sizes than the pages have, while the label stage, whose
+** cost follows the size alone, is fitted to the plain pages as before. Its GPU
+** row weighs its fixed cost per pass (per_unit) and was fitted at the median
+** work of all six pages. The progress count covers the shaded runs. */
+static void test_calibrate_shaded(void)
+{
+    db_context *ctx = test_open_context();
+    db_calibrate_options o;
+    const db_algo *hbk = db_algo_find("hbk");
+    small_calibration(&o, &hbk, 1);
+    struct progress_seen seen = {0};
+    o.progress = note_progress;
+    o.user = &seen;
+    db_calib out;
+    db_calib_init(&out);
+    db_status st = db_calibrate(ctx, &o, &out);
+    CHECK(st == DB_OK, "calibration: %s", db_error_message());
+    int kmeans = 0, label = 0;
+    for (int i = 0; i < out.n_stages; i++) {
+        const db_calib_stage *e = &out.stages[i];
+        if (strcmp(e->algo, "hbk") || e->role != DB_ROLE_CPU)
+            continue;
+        if (!strcmp(e->stage, "kmeans")) {
+            kmeans++;
+            CHECK(e->model.sizes > o.n_sizes && e->model.work > 0,
+                  "kmeans on %d channels: %d sizes at work %g (the shaded pages' samples, at their work, missing)",
+                  e->channels, e->model.sizes, e->model.work);
+        } else if (!strcmp(e->stage, "label")) {
+            label++;
+            CHECK(e->model.sizes == o.n_sizes, "label: %d sizes, not the plain pages' %d", e->model.sizes,
+                  o.n_sizes);
+        }
+    }
+    CHECK(kmeans == 2 && label == 2, "%d kmeans and %d label rows on the cpu role, not 2 each (RGB and gray)", kmeans,
+          label);
+    CHECK(!seen.bad && seen.calls > 0 && seen.last_step == seen.steps,
+          "progress: %d calls, last step %d of %d%s", seen.calls, seen.last_step, seen.steps,
+          seen.bad ? ", out of order" : "");
+    db_calib_free(&out);
+    db_context_close(ctx);
+}
+
 int main(void)
 {
     test_latency_best();
@@ -1232,5 +1276,6 @@ int main(void)
     test_after_others();
     test_calibrate_written();
     test_calibrate_pooled();
+    test_calibrate_shaded();
     return test_result("plan");
 }

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "runtime/buffer.h"
+#include "runtime/sample.h"
 #include "runtime/sha256.h"
 #include "runtime/util.h"
 #include "tests/testutil.h"
@@ -433,6 +434,49 @@ static void test_copy_rows(void)
     }
 }
 
+/* A shaded sample page is the sample page under darker light: the same ink in
+** the same places, paper as bright at the lit corner and darker towards the
+** far one; its gray page is its red channel, as db_sample_gray_page is. */
+static void test_sample_shaded(void)
+{
+    enum { W = 90, H = 120 };
+    db_image *plain = db_sample_page(W, H, 3), *shaded = db_sample_shaded_page(W, H, 3, 3);
+    db_image *gray = db_sample_shaded_page(W, H, 3, 1);
+    CHECK(plain && shaded && gray && shaded->width == W && shaded->height == H && shaded->channels == 3 &&
+              gray->channels == 1, "shaded pages not made: %s", db_error_message());
+    if (!plain || !shaded || !gray)
+        goto out;
+    long ink = 0, moved = 0, near = 0, far = 0, n_near = 0, n_far = 0, red = 0;
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            int p = plain->data[(size_t)y * plain->stride + 3 * x];
+            int q = shaded->data[(size_t)y * shaded->stride + 3 * x];
+            red += gray->data[(size_t)y * gray->stride + x] != q;
+            if (p < 80) { /* ink: 40 to 70; the plain page's paper is 132 or brighter */
+                ink++;
+                moved += p != q;
+            } else if (x + y < 12) {
+                near += p - q;
+                n_near++;
+            } else if (x + y > W + H - 14) {
+                far += p - q;
+                n_far++;
+            }
+        }
+    CHECK(ink > 0 && moved == 0, "%ld of %ld ink pixels changed", moved, ink);
+    /* 60 grey levels darker at the far corner, (130 - 70) * (x + y) / (W + H) */
+    CHECK(n_near > 0 && n_far > 0 && near >= 0 && near <= 4 * n_near && far >= 50 * n_far,
+          "paper darker by %.1f at the lit corner and by %.1f at the far one (want 0 to 4, and 50 or more)",
+          n_near ? (double)near / n_near : 0.0, n_far ? (double)far / n_far : 0.0);
+    CHECK(red == 0, "%ld gray pixels differ from the RGB page's red channel", red);
+    CHECK(!db_sample_shaded_page(W, H, 3, 2) && strstr(db_error_message(), "channels"),
+          "a shaded page of 2 channels: %s", db_error_message());
+out:
+    db_image_free(plain);
+    db_image_free(shaded);
+    db_image_free(gray);
+}
+
 int main(void)
 {
     char tmp[] = "/tmp/docbin-test-XXXXXX";
@@ -444,6 +488,7 @@ int main(void)
     test_maps();
     test_memory_size();
     test_copy_rows();
+    test_sample_shaded();
     db_context *ctx = test_open_context();
     test_device_patterns(ctx);
     db_context_close(ctx);
