@@ -214,7 +214,7 @@ THRESHOLD_IMPLS(wolf, WOLF)
 /* Windows beyond twice the largest image side are clipped to the image anyway. */
 #define WINDOW_MAX (2.0 * DB_IMAGE_MAX_SIDE + 1)
 
-#define LOCAL_ALGO(id, title, window_def, k_def, k_doc, threshold_doc)                                           \
+#define LOCAL_ALGO(id, title, window_def, k_def, k_doc, threshold_doc, group)                                    \
     static const db_param id##_params[] = {                                                                      \
         {.name = "window", .kind = DB_PARAM_ODD_INT, .def = window_def, .min = 3, .max = WINDOW_MAX,           \
          .doc = "odd window side w (w x w, clipped at borders)"},                                                 \
@@ -242,14 +242,16 @@ THRESHOLD_IMPLS(wolf, WOLF)
         .variants = variants,                                                                                    \
         .n_variants = N_VARIANTS,                                                                                \
         .variant_stage = "stats",                                                                                \
+        .host_group = group,                                                                                     \
     };
 
 LOCAL_ALGO(niblack, "Niblack's local threshold T = m + k*s", 75, 0.2,
            "weight of the standard deviation (dark text on light paper wants a negative k, e.g. -0.2)",
-           "T = m + k*s; ink iff gray <= T")
+           "T = m + k*s; ink iff gray <= T", "local")
 LOCAL_ALGO(sauvola, "Sauvola's local threshold T = m*(1 + k*(s/128 - 1))", 75, 0.2, "sensitivity (0.2 to 0.5 typical)",
-           "T = m*(1 + k*(s/128 - 1)); ink iff gray <= T")
+           "T = m*(1 + k*(s/128 - 1)); ink iff gray <= T", "local")
 LOCAL_ALGO(nick, "NICK (Khurshid et al.) T = m + k*sqrt(var + m^2)", 75, -0.2, "weight, usually -0.1 to -0.2",
-           "T = m + k*sqrt(var + m*m); ink iff gray <= T")
+           "T = m + k*sqrt(var + m*m); ink iff gray <= T", "local")
 LOCAL_ALGO(wolf, "Wolf & Jolion's threshold T = m - k*(1 - s/maxS)*(m - min)", 75, 0.2, "sensitivity",
-           "T = m - k*(1 - s/maxS)*(m - min) with image-wide min and maxS; ink iff gray <= T")
+           "T = m - k*(1 - s/maxS)*(m - min) with image-wide min and maxS; ink iff gray <= T",
+           NULL) /* its threshold reduces the page first: more launches */

@@ -38,11 +38,17 @@ void db_calibrate_defaults(db_calibrate_options *o)
 ** in. Timed one algorithm after another, the four local methods' stats on PoCL
 ** gave 0.57 to 0.82 ms a megapixel in one calibration
 ** (bench/results/planner-h100.md, run 36). A stage whose cost follows its work
-** is fitted at once: none is shared, and its samples are scaled by its work. */
-enum { MAX_POOLS = 128, MAX_MEMBERS = 16 };
+** is fitted at once: none is shared, and its samples are scaled by its work.
+** The host's share of a run is pooled the same way over the algorithms of one
+** host group (db_algo.host_group), whose runs make the same host work: timed
+** one after another, Niblack's, Sauvola's and NICK's rows of an all-GPU run
+** on the A4 page gave 0.70 to 2.84 ms in run 40 and 0.49 to 0.98 in run 47's
+** second calibration. */
+enum { MAX_POOLS = 512, MAX_MEMBERS = 16 };
 
 typedef struct pool {
-    db_stage_fn impl;      /* with row's device, role, variant, kernel hash and channels: the key */
+    db_stage_fn impl;      /* with group, and row's stage, device, role, variant, kernel hash and channels: the key */
+    const char *group;     /* the host's share: its algorithms' host group (db_algo.host_group); NULL for a stage */
     db_calib_stage row;    /* the row to put for each member, its algo and model filled in */
     int n;                 /* members */
     char algo[MAX_MEMBERS][DB_CALIB_NAME];
@@ -65,14 +71,16 @@ typedef struct calib_state {
 } calib_state;
 
 /* Adds `samples` of the stage row `row` (of one algorithm), whose implementation
-** is `impl`, to the pool of its key, opening the pool if it is the first. */
-static db_status pool_add(calib_state *c, db_stage_fn impl, const db_calib_stage *row,
+** is `impl`, or for the host's share whose algorithm's host group is `group`,
+** to the pool of its key, opening the pool if it is the first. */
+static db_status pool_add(calib_state *c, db_stage_fn impl, const char *group, const db_calib_stage *row,
                           const db_cost_sample *samples)
 {
     pool *p = NULL;
     for (int i = 0; i < c->n_pools && !p; i++) {
         pool *q = &c->pools[i];
-        if (q->impl == impl && q->row.role == row->role && q->row.channels == row->channels &&
+        if (q->impl == impl && !q->group == !group && (!group || !strcmp(q->group, group)) &&
+            !strcmp(q->row.stage, row->stage) && q->row.role == row->role && q->row.channels == row->channels &&
             !strcmp(q->row.device, row->device) && !strcmp(q->row.variant, row->variant) &&
             !strcmp(q->row.kernel_hash, row->kernel_hash))
             p = q;
@@ -83,6 +91,7 @@ static db_status pool_add(calib_state *c, db_stage_fn impl, const db_calib_stage
                            "algorithms (--algo) a time", MAX_POOLS);
         p = &c->pools[c->n_pools++];
         p->impl = impl;
+        p->group = group;
         p->row = *row;
         p->n = 0;
     }
@@ -364,7 +373,7 @@ static db_status calibrate_pages(calib_state *c, const db_algo *algo, const db_m
         snprintf(e.variant, sizeof e.variant, "%s", variant);
         memcpy(e.kernel_hash, hash[s], sizeof e.kernel_hash);
         if (!algo->stages[s].work) {
-            if ((st = pool_add(c, algo->stages[s].impl[r], &e, samples[s])) != DB_OK)
+            if ((st = pool_add(c, algo->stages[s].impl[r], NULL, &e, samples[s])) != DB_OK)
                 return st;
             continue;
         }
@@ -401,9 +410,7 @@ static db_status calibrate_pages(calib_state *c, const db_algo *algo, const db_m
     snprintf(e.variant, sizeof e.variant, "%s", variant);
     st = db_algo_kernel_hash(algo, e.kernel_hash);
     if (st == DB_OK)
-        st = db_cost_fit(host, o->n_sizes, &e.model);
-    if (st == DB_OK)
-        st = db_calib_put_stage(out, &e);
+        st = pool_add(c, NULL, algo->host_group ? algo->host_group : algo->name, &e, host);
     if (st != DB_OK) {
         char why[1024];
         snprintf(why, sizeof why, "%s", db_error_message());

@@ -154,6 +154,11 @@ typedef struct db_algo {
     int n_report_fields;
     int report_item;             /* the item holding them (when report_fields is set) */
     int report_wide;             /* the report item holds int64 values */
+    /* Algorithms of one host group run the same stages, items and launches and
+    ** differ only in a kernel's arithmetic (Niblack, Sauvola, NICK): the host
+    ** does the same work for each, so calibration pools their rows of the
+    ** host's share, as it pools a stage they share. NULL: a group of its own. */
+    const char *host_group;
 } db_algo;
 
 /* Everything an invocation needs besides the image: parameter values (in the

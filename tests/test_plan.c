@@ -1160,14 +1160,15 @@ static void test_calibrate_written(void)
 /* A stage two algorithms share (Niblack's and NICK's gray and stats) gets one
 ** model for both from a real calibration: the same code costs the same in
 ** each, and timed apart their rows differed by up to 1.4 times on one host.
-** The host's speed is checked when it begins, after each algorithm and when it
-** ends, and the checks come back to the caller. */
+** So does the host's share of the algorithms of one host group (Niblack and
+** NICK, not Wolf). The host's speed is checked when it begins, after each
+** algorithm and when it ends, and the checks come back to the caller. */
 static void test_calibrate_pooled(void)
 {
     db_context *ctx = test_open_context();
     db_calibrate_options o;
-    const db_algo *algos[2] = {db_algo_find("niblack"), db_algo_find("nick")};
-    small_calibration(&o, algos, 2);
+    const db_algo *algos[3] = {db_algo_find("niblack"), db_algo_find("nick"), db_algo_find("wolf")};
+    small_calibration(&o, algos, 3);
     o.variant = "sliding";
     db_calibrate_checks checks = {0};
     o.checks = &checks;
@@ -1175,14 +1176,14 @@ static void test_calibrate_pooled(void)
     db_calib_init(&out);
     db_status st = db_calibrate(ctx, &o, &out);
     CHECK(st == DB_OK, "calibration: %s", db_error_message());
-    const char *when[] = {"when the calibration began", "after niblack", "after nick", "when it ended"};
-    CHECK(checks.n == 4, "%d checkpoints, not 4", checks.n);
+    const char *when[] = {"when the calibration began", "after niblack", "after nick", "after wolf", "when it ended"};
+    CHECK(checks.n == 5, "%d checkpoints, not 5", checks.n);
     size_t largest = 0;
     for (int k = 0; k < o.n_transfer_sizes; k++)
         largest = o.transfer_bytes[k] > largest ? o.transfer_bytes[k] : largest;
     CHECK(checks.bytes == largest, "checkpoints of %zu bytes, not the largest copy's %zu", checks.bytes, largest);
     bool cpu_shares = ctx->role[DB_ROLE_CPU]->info.host_unified;
-    for (int i = 0; i < checks.n && i < 4; i++)
+    for (int i = 0; i < checks.n && i < 5; i++)
         CHECK(!strcmp(checks.at[i].when, when[i]) && checks.at[i].copy_gbs > 0 &&
                   (checks.at[i].fill_gbs[DB_ROLE_CPU] > 0) == cpu_shares,
               "checkpoint %d: '%s', copies %g GB/s, the cpu role's kernel %g GB/s (want '%s', > 0, %s)", i,
@@ -1200,7 +1201,7 @@ static void test_calibrate_pooled(void)
                 continue;
             bool same = a->model.a == b->model.a && a->model.b == b->model.b &&
                         a->model.spread == b->model.spread && a->model.sizes == b->model.sizes;
-            if (!strcmp(a->stage, "gray") || !strcmp(a->stage, "stats")) {
+            if (!strcmp(a->stage, "gray") || !strcmp(a->stage, "stats") || !strcmp(a->stage, DB_CALIB_HOST_STAGE)) {
                 shared++;
                 CHECK(same, "%s on %s (%d channels): niblack a %g b %g, nick a %g b %g", a->stage,
                       db_role_name(a->role), a->channels, a->model.a, a->model.b, b->model.a, b->model.b);
@@ -1209,8 +1210,27 @@ static void test_calibrate_pooled(void)
             }
         }
     }
-    /* gray on RGB and gray pages and stats, on each bound role; each algorithm's threshold and host rows. */
-    CHECK(shared >= 3 && own >= 2, "%d shared and %d own rows compared", shared, own);
+    /* gray on RGB and gray pages, stats and the host's share (Niblack and NICK are one host group), on
+    ** each bound role; each algorithm's threshold. */
+    CHECK(shared >= 5 && own >= 2, "%d shared and %d own rows compared", shared, own);
+    /* Wolf's threshold reduces the page first: its host's share is its own. */
+    int wolf_host = 0;
+    for (int i = 0; i < out.n_stages; i++) {
+        const db_calib_stage *a = &out.stages[i];
+        if (strcmp(a->algo, "wolf") || strcmp(a->stage, DB_CALIB_HOST_STAGE))
+            continue;
+        for (int j = 0; j < out.n_stages; j++) {
+            const db_calib_stage *b = &out.stages[j];
+            if (!strcmp(b->algo, "niblack") && !strcmp(b->stage, DB_CALIB_HOST_STAGE) && a->role == b->role &&
+                a->channels == b->channels && !strcmp(a->device, b->device)) {
+                wolf_host++;
+                CHECK(a->model.a != b->model.a || a->model.b != b->model.b,
+                      "wolf's host row on %s (%d channels) is niblack's: a %g b %g", db_role_name(a->role),
+                      a->channels, a->model.a, a->model.b);
+            }
+        }
+    }
+    CHECK(wolf_host >= 2, "%d of wolf's host rows compared", wolf_host);
     db_calib_free(&out);
     db_context_close(ctx);
 }
