@@ -42,7 +42,7 @@ void db_calibrate_defaults(db_calibrate_options *o)
 ** The host's share of a run is pooled the same way over the algorithms of one
 ** host group (db_algo.host_group), whose runs make the same host work: timed
 ** one after another, Niblack's, Sauvola's and NICK's rows of an all-GPU run
-** on the A4 page gave 0.70 to 2.84 ms in run 40 and 0.49 to 0.98 in run 47's
+** at 2480x3508 gave 0.70 to 2.84 ms in run 40 and 0.49 to 0.98 in run 47's
 ** second calibration. */
 enum { MAX_POOLS = 512, MAX_MEMBERS = 16 };
 
