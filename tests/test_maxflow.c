@@ -325,6 +325,12 @@ static void test_small_cases(void)
     CHECK(db_grid_cut_new(1, 2, neg, snk, right, down, &cut) == DB_ERR_USAGE && cut == NULL,
           "negative capacity accepted");
     CHECK(db_error_message()[0] != '\0', "no message for a refused grid");
+    /* A capacity out of range in the middle of the grid: refused, naming the node, nothing returned. */
+    int32_t ok9[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, big9[9] = {1, 2, 3, 4, (1 << 29) + 1, 6, 7, 8, 9};
+    cut = (db_grid_cut *)&lab;
+    CHECK(db_grid_cut_new(3, 3, ok9, ok9, big9, ok9, &cut) == DB_ERR_USAGE && cut == NULL &&
+              strstr(db_error_message(), "node (1, 1)"),
+          "a link capacity over the limit mid-grid: %s", db_error_message());
     /* Capacities of links that do not exist (last column/row) are ignored. */
     int32_t bad_edge[2] = {5, -7};
     CHECK(db_grid_cut_new(1, 2, src, snk, bad_edge, bad_edge, &cut) == DB_OK, "ignored links were checked");
