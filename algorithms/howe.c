@@ -257,7 +257,15 @@ static const db_param params[DB_HOWE_N_PARAMS] = {
 ** whole page, each with a fixed cost of its own, beside a pass over every
 ** pixel that the commands do not scale (per_unit, planner/cost.h): fitted on
 ** the calibration pages, c P + (a + b P) C / C0 predicted 23 of 24 pages (23
-** DIBCO pages and the A4 page) within 20% where a + b P C / C0 predicted 8. */
+** DIBCO pages and the A4 page) within 20% where a + b P C / C0 predicted 8.
+** The CPU's cut has a part paid per pixel too, building the graph and reading
+** the cut: on the build machine, fitted on the sample pages and the varied
+** ones (db_sample_varied_page), c P + b P S / S0 predicted the A4 page and
+** three DIBCO pages within 10%, where b P S / S0 fitted on the sample pages
+** alone, whose steps grow with their size, put the A4 page at -19% and
+** 2009-H02 at +20%; on the H100 machines that form had put the A4 page's CPU
+** cut maps 9 to 27 points below 2009-H02's in each of runs 36 to 51
+** (bench/results/planner-h100.md). */
 static double graphcut_count(const db_job *job, int width, int height, db_role role, const db_report *rep)
 {
     (void)job;
@@ -267,7 +275,7 @@ static double graphcut_count(const db_job *job, int width, int height, db_role r
     return role == DB_ROLE_CPU ? (double)rep->values[index] / ((double)width * height) : (double)rep->values[index];
 }
 
-static const db_stage_work graphcut_work = {graphcut_count, 1, {"search steps per pixel", "commands"}, {0, 1}, 0};
+static const db_stage_work graphcut_work = {graphcut_count, 1, {"search steps per pixel", "commands"}, {1, 1}, 1};
 
 static const db_stage stages[] = {
     {"laplacian", "2 x Laplacian of the forward differences, -1000 at bright-background outliers", {IMAGE}, 1,

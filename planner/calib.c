@@ -780,8 +780,8 @@ db_status db_stage_kernel_hash(const db_stage *stage, char hex[65])
         if (stage->work->per_unit[r])
             db_sha256_update(&s, "per unit", sizeof "per unit");
     }
-    if (stage->work && stage->work->shaded)
-        db_sha256_update(&s, "shaded pages", sizeof "shaded pages");
+    if (stage->work && stage->work->varied)
+        db_sha256_update(&s, "varied pages", sizeof "varied pages");
     uint8_t digest[32];
     db_sha256_final(&s, digest);
     db_sha256_hex(digest, hex);

@@ -63,8 +63,8 @@ typedef struct calib_state {
     int step, steps;
     db_image *pages[DB_CALIBRATE_MAX_SIZES];     /* RGB */
     db_image *gray[DB_CALIBRATE_MAX_SIZES];      /* the same pages in gray */
-    db_image *shaded[DB_CALIBRATE_MAX_SIZES];    /* shaded RGB pages (db_stage_work.shaded), made when needed */
-    db_image *shaded_gray[DB_CALIBRATE_MAX_SIZES];
+    db_image *varied[DB_CALIBRATE_MAX_SIZES];    /* varied RGB pages (db_stage_work.varied), made when needed */
+    db_image *varied_gray[DB_CALIBRATE_MAX_SIZES];
     db_calibrate_checks checks;        /* the host's speed at each checkpoint so far */
     pool *pools;     /* MAX_POOLS of them */
     int n_pools;
@@ -270,11 +270,13 @@ static db_status profile_sizes(calib_state *c, const db_algo *algo, const db_map
     return DB_OK;
 }
 
-/* 1 when a stage of `algo` is calibrated on shaded pages too (db_stage_work.shaded). */
-static int wants_shaded(const db_algo *algo)
+/* 1 when a stage of `algo` whose rows come from pages of `channels` (3: every
+** stage's; 1: those that read the page) is calibrated on varied pages too
+** (db_stage_work.varied). */
+static int wants_varied(const db_algo *algo, int channels)
 {
     for (int s = 0; s < algo->n_stages; s++)
-        if (algo->stages[s].work && algo->stages[s].work->shaded)
+        if (algo->stages[s].work && algo->stages[s].work->varied && (channels == 3 || db_calib_channels(algo, s, 1)))
             return 1;
     return 0;
 }
@@ -294,12 +296,12 @@ static double work_median(const double *work, int n)
 ** RGB pages every such stage's, on gray pages those of the stages that read
 ** the page) and, when every stage is on `r`, the host's share of its runs,
 ** keyed by `channels`: a gray page's share is the smaller (2009-H02 on the
-** H100: 0.38 to 0.86 of what the RGB pages' row gave it). With `shaded`, the
-** same sizes shaded too, run interleaved with `pages`: the stages whose work
-** is shaded fit all the samples, the others and the host's share those of
+** H100: 0.38 to 0.86 of what the RGB pages' row gave it). With `varied`, the
+** varied pages of the same sizes too, run interleaved with `pages`: the stages
+** whose work is varied fit all the samples, the others and the host's share those of
 ** `pages` alone, as the other algorithms' rows are. */
 static db_status calibrate_pages(calib_state *c, const db_algo *algo, const db_map *map, const db_job *job,
-                                 db_role r, char hash[][65], db_image **pages, db_image **shaded, int channels,
+                                 db_role r, char hash[][65], db_image **pages, db_image **varied, int channels,
                                  db_calib *out)
 {
     const db_calibrate_options *o = c->o;
@@ -315,12 +317,12 @@ static db_status calibrate_pages(calib_state *c, const db_algo *algo, const db_m
     int n = 0;
     for (int k = 0; k < o->n_sizes; k++)
         all[n++] = pages[k];
-    for (int k = 0; shaded && k < o->n_sizes; k++)
-        all[n++] = shaded[k];
+    for (int k = 0; varied && k < o->n_sizes; k++)
+        all[n++] = varied[k];
     c->step += n - 1;
     progress(c, "%s%s%s on %s at %d sizes, %s pages%s, %d runs or more each", algo->name,
              algo->n_variants ? " " : "", algo->n_variants ? variant : "", db_role_name(r), o->n_sizes,
-             channels == 1 ? "gray" : "RGB", shaded ? " and shaded ones" : "", o->runs + 1);
+             channels == 1 ? "gray" : "RGB", varied ? " and varied ones" : "", o->runs + 1);
     db_profile *prof[MAX_PAGES] = {0};
     int runs[MAX_PAGES];
     db_report report[MAX_PAGES] = {0};
@@ -381,7 +383,7 @@ static db_status calibrate_pages(calib_state *c, const db_algo *algo, const db_m
         ** page's work: each page's size counts its work over that, or, where
         ** each unit of work pays a fixed cost too, the three terms are fitted
         ** to the pages' work over the median (db_cost_fit_per_unit). */
-        int m = algo->stages[s].work->shaded ? n : o->n_sizes;
+        int m = algo->stages[s].work->varied ? n : o->n_sizes;
         double median = work_median(work[s], m);
         bool per_unit = median > 0 && algo->stages[s].work->per_unit[r];
         double scale[MAX_PAGES];
@@ -439,20 +441,20 @@ static db_status calibrate_role(calib_state *c, const db_algo *algo, int v, db_r
     db_job job;
     db_job_defaults(algo, &job);
     job.variant = v;
-    int shaded = wants_shaded(algo);
+    int varied = wants_varied(algo, 3), varied_gray = wants_varied(algo, 1);
     for (int k = 0; k < o->n_sizes; k++) {
         int w = o->sizes[k].width, h = o->sizes[k].height;
         if ((!c->pages[k] && !(c->pages[k] = db_sample_page(w, h, 1))) ||
             (!c->gray[k] && !(c->gray[k] = db_sample_gray_page(w, h, 1))) ||
-            (shaded && !c->shaded[k] && !(c->shaded[k] = db_sample_shaded_page(w, h, 1, 3))) ||
-            (shaded && !c->shaded_gray[k] && !(c->shaded_gray[k] = db_sample_shaded_page(w, h, 1, 1))))
+            (varied && !c->varied[k] && !(c->varied[k] = db_sample_varied_page(w, h, 1, 3))) ||
+            (varied_gray && !c->varied_gray[k] && !(c->varied_gray[k] = db_sample_varied_page(w, h, 1, 1))))
             return db_error_status();
     }
-    db_status st = calibrate_pages(c, algo, &map, &job, r, hash, c->pages, shaded ? c->shaded : NULL, 3, out);
+    db_status st = calibrate_pages(c, algo, &map, &job, r, hash, c->pages, varied ? c->varied : NULL, 3, out);
     if (st == DB_OK && readers)
-        st = calibrate_pages(c, algo, &map, &job, r, hash, c->gray, shaded ? c->shaded_gray : NULL, 1, out);
+        st = calibrate_pages(c, algo, &map, &job, r, hash, c->gray, varied_gray ? c->varied_gray : NULL, 1, out);
     else
-        c->step += o->n_sizes * (1 + shaded);
+        c->step += o->n_sizes * (1 + varied_gray);
     return st;
 }
 
@@ -911,8 +913,9 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
             chosen += !o->variant || !strcmp(o->variant, algo->variants[v]);
         if (o->variant && algo->n_variants && !chosen)
             return db_fail(DB_ERR_USAGE, "%s has no variant '%s'", algo->name, o->variant);
-        /* RGB and gray pages, and as many shaded ones where they are wanted */
-        c.steps += (algo->n_variants ? chosen : 1) * roles * o->n_sizes * 2 * (1 + wants_shaded(algo));
+        /* RGB and gray pages, and varied ones where they are wanted */
+        c.steps += (algo->n_variants ? chosen : 1) * roles * o->n_sizes * (2 + wants_varied(algo, 3) +
+                                                                          wants_varied(algo, 1));
     }
     int written = 0;
     for (int r = 0; r < DB_ROLE_COUNT; r++) {
@@ -950,7 +953,7 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
                 if (any)
                     st = calibrate_role(&c, algo, v, (db_role)r, hash, out);
                 else
-                    c.step += o->n_sizes * 2 * (1 + wants_shaded(algo));
+                    c.step += o->n_sizes * (2 + wants_varied(algo, 3) + wants_varied(algo, 1));
             }
         char when[64];
         snprintf(when, sizeof when, "after %s", algo->name);
@@ -975,8 +978,8 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
     for (int k = 0; k < DB_CALIBRATE_MAX_SIZES; k++) {
         db_image_free(c.pages[k]);
         db_image_free(c.gray[k]);
-        db_image_free(c.shaded[k]);
-        db_image_free(c.shaded_gray[k]);
+        db_image_free(c.varied[k]);
+        db_image_free(c.varied_gray[k]);
     }
     free(c.pools);
     return st;

@@ -10,9 +10,9 @@
 ** 100 ms, up to 8 times `runs`: short maps are noisy and cheap); t = a + b *
 ** pixels is fitted through the samples (planner/cost.h) and stored under the
 ** device key, role, variant and kernel hash (planner/calib.h), with the fit's
-** spread. A stage whose work follows the page's illumination
-** (db_stage_work.shaded) is timed on shaded pages of the same sizes too
-** (db_sample_shaded_page), run by run with the plain ones, and fitted to both.
+** spread. A stage whose work follows content that the sample pages barely
+** vary (db_stage_work.varied) is timed on varied pages of the same sizes too
+** (db_sample_varied_page), run by run with the plain ones, and fitted to both.
 **
 ** Parameters are the algorithm's defaults: a larger window or Howe's c changes
 ** the cost, so a calibration describes default runs. Copies are timed for each

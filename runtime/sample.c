@@ -41,8 +41,9 @@ static void glyph(uint8_t *ink_map, int w, int h, int x0, int y0, int gw, int gh
     }
 }
 
-/* The page of db_sample_page in `channels` (1 or 3). */
-static db_image *render(int width, int height, uint32_t seed, int channels, int falloff)
+/* The page of db_sample_page in `channels` (1 or 3), its text ending at
+** `text_end` (a fraction of the height, in percent). */
+static db_image *render(int width, int height, uint32_t seed, int channels, int falloff, int text_end)
 {
     if (db_image_check_size(width, height, channels, "sample page") != DB_OK)
         return NULL;
@@ -58,7 +59,8 @@ static db_image *render(int width, int height, uint32_t seed, int channels, int 
     int line_h = height / 28 > 8 ? height / 28 : 8;
     int pen = line_h / 14 > 1 ? line_h / 14 : 1;
     int margin = width / 12;
-    for (int y = line_h * 2; y + line_h < height - line_h; y += line_h * 3 / 2) {
+    int last = (int)((long)height * text_end / 100);
+    for (int y = line_h * 2; y + line_h < last - line_h; y += line_h * 3 / 2) {
         int x = margin + (y / line_h % 5 == 0 ? line_h * 2 : 0);
         int right = width - margin - range(&s, 0, width / 4) * ((y / line_h) % 7 == 6);
         while (x + line_h < right) {
@@ -97,24 +99,24 @@ static db_image *render(int width, int height, uint32_t seed, int channels, int 
 }
 
 /* The paper's brightness from the lit corner to the far one, 235 down to 165;
-** shaded pages fall to 105. */
-enum { FALLOFF = 70, SHADED_FALLOFF = 130 };
+** on varied pages down to 105. */
+enum { FALLOFF = 70, VARIED_FALLOFF = 130 };
 
 db_image *db_sample_page(int width, int height, uint32_t seed)
 {
-    return render(width, height, seed, 3, FALLOFF);
+    return render(width, height, seed, 3, FALLOFF, 100);
 }
 
 db_image *db_sample_gray_page(int width, int height, uint32_t seed)
 {
-    return render(width, height, seed, 1, FALLOFF);
+    return render(width, height, seed, 1, FALLOFF, 100);
 }
 
-db_image *db_sample_shaded_page(int width, int height, uint32_t seed, int channels)
+db_image *db_sample_varied_page(int width, int height, uint32_t seed, int channels)
 {
     if (channels != 1 && channels != 3) {
-        db_fail(DB_ERR_USAGE, "a shaded sample page has 1 or 3 channels, not %d", channels);
+        db_fail(DB_ERR_USAGE, "a varied sample page has 1 or 3 channels, not %d", channels);
         return NULL;
     }
-    return render(width, height, seed, channels, SHADED_FALLOFF);
+    return render(width, height, seed, channels, VARIED_FALLOFF, 50);
 }

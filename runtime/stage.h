@@ -101,13 +101,14 @@ typedef struct db_stage_work {
     ** per-pixel part does (planner/cost.h). Part of the kernel hash, as the
     ** words are. */
     int per_unit[DB_ROLE_COUNT];
-    /* 1 where the count follows the page's illumination, which the sample
-    ** pages barely vary (HBK's passes: 4 a block on every sample page, 32 on
-    ** 2009-H02): calibration times the stage on shaded pages too
-    ** (db_sample_shaded_page), so that its fit sees the work vary as on scans
-    ** instead of scaling a few passes' time up eightfold. Part of the kernel
-    ** hash: rows fitted to the sample pages alone go stale. */
-    int shaded;
+    /* 1 where the count follows content that the sample pages barely vary
+    ** (HBK's passes: 4 a block on every sample page, 32 on 2009-H02; Howe's
+    ** CPU cut: its search steps grow with the pixels, so that a part paid per
+    ** pixel cannot be told from them): calibration times the stage on varied
+    ** pages too (db_sample_varied_page), so that its fit sees the work vary
+    ** as on scans. Part of the kernel hash: rows fitted to the sample pages
+    ** alone go stale. */
+    int varied;
 } db_stage_work;
 
 /* One implementation of a stage on one role: enqueues its work and returns DB_OK. */

@@ -39,11 +39,11 @@ SOURCES = {
 # each followed by 'per unit' where the whole cost scales with the work (db_stage_work.per_unit).
 UNITS = {('hbk', 'kmeans'): ['passes per block', 'passes per block\0per unit'],
          ('dbs', 'search'): ['changes per pixel', 'changes per pixel'],
-         ('howe', 'graphcut'): ['search steps per pixel', 'commands\0per unit']}
-# A stage whose work follows the page's illumination (db_stage_work.shaded) is calibrated on shaded
-# pages too: 'shaded pages' after its words, and its rows fitted to up to twice the sizes, where
-# the work scales them (not per unit).
-SHADED = {('hbk', 'kmeans')}
+         ('howe', 'graphcut'): ['search steps per pixel\0per unit', 'commands\0per unit']}
+# A stage whose work follows content the sample pages barely vary (db_stage_work.varied) is
+# calibrated on varied pages too: 'varied pages' after its words, and its rows fitted to up to twice
+# the sizes where the work scales them (not per unit).
+VARIED = {('hbk', 'kmeans'), ('howe', 'graphcut')}
 # The stages that read the page (the algorithm's input), which calibration times on RGB and on
 # gray pages, a row for each (channels 3 and 1); every other row serves any page (channels 0).
 READS_PAGE = {('otsu', 'gray'), ('sauvola', 'gray'), ('hbk', 'kmeans'), ('hbk', 'label')}
@@ -78,8 +78,8 @@ def kernel_hash(names, units=()):
 
 
 def stage_hash(algo, stage):
-    shaded = ['shaded pages'] if (algo, stage) in SHADED else []
-    return kernel_hash(SOURCES[(algo, stage)], UNITS.get((algo, stage), []) + shaded)
+    varied = ['varied pages'] if (algo, stage) in VARIED else []
+    return kernel_hash(SOURCES[(algo, stage)], UNITS.get((algo, stage), []) + varied)
 
 
 def list_algos():
@@ -144,7 +144,9 @@ def check_stage_rows(rows, algos, names, device_keys, what):
         check(r[1] in device_keys, f'{what}: device {r[1]} is not a bound device ({device_keys})')
         want = algo_hash(r[2], algos) if r[3] == 'host' else stage_hash(r[2], r[3])
         check(r[6] == want, f'{what}: kernel hash of {r[2]}/{r[3]} is {r[6]}')
-        sizes = ('3', '4', '5', '6') if (r[2], r[3]) in SHADED and r[4] == 'cpu' else ('3',)
+        per_unit = (r[2], r[3], r[4]) in (('howe', 'graphcut', 'gpu'), ('howe', 'graphcut', 'cpu'),
+                                          ('hbk', 'kmeans', 'gpu'))
+        sizes = ('3', '4', '5', '6') if (r[2], r[3]) in VARIED and not per_unit else ('3',)
         check(r[9] in sizes, f'{what}: {r[2]}/{r[3]} on {r[4]} fitted {r[9]} sizes, not {" to ".join(sizes[::3])}')
         a, b, spread = float(r[7]), float(r[8]), float(r[10])
         check(math.isfinite(a) and math.isfinite(b) and spread >= 0, f'{what}: bad fit {r}')
@@ -155,7 +157,6 @@ def check_stage_rows(rows, algos, names, device_keys, what):
         check(work >= 1 if (r[2], r[3]) == ('hbk', 'kmeans') else work > 0 if (r[2], r[3]) == ('dbs', 'search')
               else work == 0, f'{what}: work of {r}')
         # c: only a stage whose work scales its whole cost has a part that its work does not scale.
-        per_unit = (r[2], r[3], r[4]) in (('howe', 'graphcut', 'gpu'), ('hbk', 'kmeans', 'gpu'))
         check(float(r[12]) == 0 if not per_unit else float(r[12]) >= 0,
               f'{what}: c of {r}')
     return len(expected)

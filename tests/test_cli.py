@@ -68,8 +68,8 @@ def kernel_hash(sources, units=()):
     """The kernel hash of a stage (db_stage_kernel_hash): SHA-256 over each source's name, NUL,
     its text as built (prelude + cl/ file), NUL; then the launch revision of runtime/stage.h, NUL;
     then, for a stage whose cost follows its work, the work's words on the cpu and gpu roles, NUL each,
-    each followed by 'per unit' and NUL where the whole cost scales with the work, and last 'shaded
-    pages' and NUL for a stage calibrated on shaded pages too."""
+    each followed by 'per unit' and NUL where the whole cost scales with the work, and last 'varied
+    pages' and NUL for a stage calibrated on varied pages too."""
     h = hashlib.sha256()
     for name in sources.split():
         with open(os.path.join(SRC_DIR, 'cl', name), encoding='utf-8') as f:
@@ -212,8 +212,8 @@ def check_work(tmp, good, env, keys):
     of the last runs' work, on either role."""
     calib = os.path.join(tmp, 'hbk.calib')
     # The gpu's passes each pay a fixed cost too (per_unit); with a = 0 the prediction is the same.
-    # Its rows are fitted on shaded pages too (db_stage_work.shaded).
-    kmeans = kernel_hash('hbk.cl', ['passes per block', 'passes per block\0per unit', 'shaded pages'])
+    # Its rows are fitted on varied pages too (db_stage_work.varied).
+    kmeans = kernel_hash('hbk.cl', ['passes per block', 'passes per block\0per unit', 'varied pages'])
     algo = hashlib.sha256((kmeans + '\0' + kernel_hash('hbk.cl') + '\0').encode()).hexdigest()
     with open(calib, 'w') as f:
         f.write('docbin-calibration 5\nstaging 0 1000 3 0\n')
