@@ -1117,6 +1117,20 @@ static void small_calibration(db_calibrate_options *o, const db_algo **algos, in
     o->runs = 2;
 }
 
+/* Calibrates `algos` with small_calibration's options into `out`, the progress
+** noted in `seen`; fails the test if the calibration fails. */
+static void calibrate_small(db_context *ctx, const db_algo **algos, int n_algos, struct progress_seen *seen,
+                            db_calib *out)
+{
+    db_calibrate_options o;
+    small_calibration(&o, algos, n_algos);
+    o.progress = note_progress;
+    o.user = seen;
+    db_calib_init(out);
+    db_status st = db_calibrate(ctx, &o, out);
+    CHECK(st == DB_OK, "calibration: %s", db_error_message());
+}
+
 /* A calibration whose gpu role has memory of its own (PoCL counted so, as in
 ** test_runtime, under a key of its own, as a GPU has) beside a cpu role that
 ** shares host memory: transfer rows and a written row into the gpu's device,
@@ -1131,16 +1145,10 @@ static void test_calibrate_written(void)
     memcpy(key, gpu->info.key, sizeof key);
     gpu->info.host_unified = false;
     gpu->info.key[0] = gpu->info.key[0] == '0' ? '1' : '0';
-    db_calibrate_options o;
     const db_algo *otsu = db_algo_find("otsu");
-    small_calibration(&o, &otsu, 1);
     struct progress_seen seen = {0};
-    o.progress = note_progress;
-    o.user = &seen;
     db_calib out;
-    db_calib_init(&out);
-    db_status st = db_calibrate(ctx, &o, &out);
-    CHECK(st == DB_OK, "calibration: %s", db_error_message());
+    calibrate_small(ctx, &otsu, 1, &seen, &out);
     db_transfer_model m = {0};
     CHECK(db_calib_find_transfer(&out, gpu->info.key, DB_H2D, &m) == DB_CALIB_FOUND &&
               db_calib_find_transfer(&out, gpu->info.key, DB_D2H, &m) == DB_CALIB_FOUND,
@@ -1245,16 +1253,11 @@ static void test_calibrate_pooled(void)
 static void test_calibrate_varied(void)
 {
     db_context *ctx = test_open_context();
-    db_calibrate_options o;
     const db_algo *hbk = db_algo_find("hbk");
-    small_calibration(&o, &hbk, 1);
     struct progress_seen seen = {0};
-    o.progress = note_progress;
-    o.user = &seen;
     db_calib out;
-    db_calib_init(&out);
-    db_status st = db_calibrate(ctx, &o, &out);
-    CHECK(st == DB_OK, "calibration: %s", db_error_message());
+    calibrate_small(ctx, &hbk, 1, &seen, &out);
+    const int n_sizes = 3; /* small_calibration's */
     int kmeans = 0, label = 0;
     for (int i = 0; i < out.n_stages; i++) {
         const db_calib_stage *e = &out.stages[i];
@@ -1262,13 +1265,13 @@ static void test_calibrate_varied(void)
             continue;
         if (!strcmp(e->stage, "kmeans")) {
             kmeans++;
-            CHECK(e->model.sizes > o.n_sizes && e->model.work > 0,
+            CHECK(e->model.sizes > n_sizes && e->model.work > 0,
                   "kmeans on %d channels: %d sizes at work %g (the varied pages' samples, at their work, missing)",
                   e->channels, e->model.sizes, e->model.work);
         } else if (!strcmp(e->stage, "label")) {
             label++;
-            CHECK(e->model.sizes == o.n_sizes, "label: %d sizes, not the plain pages' %d", e->model.sizes,
-                  o.n_sizes);
+            CHECK(e->model.sizes == n_sizes, "label: %d sizes, not the plain pages' %d", e->model.sizes,
+                  n_sizes);
         }
     }
     CHECK(kmeans == 2 && label == 2, "%d kmeans and %d label rows on the cpu role, not 2 each (RGB and gray)", kmeans,
