@@ -61,9 +61,9 @@ db_status db_cost_fit(const db_cost_sample *samples, int n, db_cost_model *model
 ** db_cost_fit weighs it. Where the three terms give a negative a, fits c and b
 ** alone (a = 0). Where the scales differ by less than DB_COST_SCALE_SPREAD, or
 ** the fit gives a negative c or b (noise the pages cannot tell apart), fits
-** c = 0 and (a + b * size) * scale[i] instead. Errors as db_cost_fit's, and for a scale that is not positive.
-** At three sizes the three terms are solved exactly: the spread is then 0
-** and checks nothing. */
+** c = 0 and (a + b * size) * scale[i] instead. Errors as db_cost_fit's, and
+** for a scale that is not positive. At three samples the three terms are
+** solved exactly: the spread is then 0 and checks nothing. */
 db_status db_cost_fit_per_unit(const db_cost_sample *samples, const double *scale, int n, db_cost_model *model);
 
 /* The least relative spread of the scales (max - min) / max that tells the

@@ -95,11 +95,12 @@ typedef struct db_stage_work {
     ** --explain. Part of the stage's kernel hash (db_stage_kernel_hash): rows
     ** fitted to a count of other words go stale, as for a changed kernel. */
     const char *unit[DB_ROLE_COUNT];
-    /* 1 where each unit of the count pays a fixed cost besides its pass over
-    ** the page (a command's launch), so that the row's fixed cost scales with
-    ** the work too: t = c * pixels + (a + b * pixels) * w / work; 0: only the
-    ** per-pixel part does (planner/cost.h). Part of the kernel hash, as the
-    ** words are. */
+    /* 1 where the row has the three terms t = c * pixels + (a + b * pixels) *
+    ** w / work: each unit of the count pays a fixed cost besides its pass over
+    ** the page (a command's launch), or a part of the run is paid per pixel
+    ** whatever the count (Howe's CPU cut: building the graph, reading the
+    ** cut); 0: a + b * pixels * w / work (planner/cost.h). Part of the kernel
+    ** hash, as the words are. */
     int per_unit[DB_ROLE_COUNT];
     /* 1 where the count follows content that the sample pages barely vary
     ** (HBK's passes: 4 a block on every sample page, 32 on 2009-H02; Howe's
