@@ -85,6 +85,7 @@ void db_bench_free(db_bench *b)
     free(b->wall_ms);
     free(b->copy_ms);
     free(b->reports);
+    free(b->stolen_pct);
     memset(b, 0, sizeof *b);
 }
 
@@ -106,8 +107,9 @@ static db_status bench_alloc(db_bench *b, const db_bench_options *o)
     b->wall_ms = calloc(n_runs, sizeof *b->wall_ms);
     b->copy_ms = calloc(n_runs, sizeof *b->copy_ms);
     b->reports = calloc((size_t)o->n_images * (size_t)o->n_maps, sizeof *b->reports);
+    b->stolen_pct = malloc((size_t)o->n_images * sizeof *b->stolen_pct);
     if (!b->maps || !b->image_names || !b->width || !b->height || !b->channels || !b->stage_ms || !b->wall_ms ||
-        !b->copy_ms || !b->reports)
+        !b->copy_ms || !b->reports || !b->stolen_pct)
         goto nomem;
     memcpy(b->maps, o->maps, (size_t)o->n_maps * sizeof *b->maps);
     for (int i = 0; i < o->n_images; i++) {
@@ -116,6 +118,7 @@ static db_status bench_alloc(db_bench *b, const db_bench_options *o)
         b->width[i] = o->images[i]->width;
         b->height[i] = o->images[i]->height;
         b->channels[i] = o->images[i]->channels;
+        b->stolen_pct[i] = -1;
     }
     return DB_OK;
 nomem:
@@ -196,6 +199,8 @@ db_status db_bench_run(db_context *ctx, const db_bench_options *o, db_bench *b)
         for (int m = 0; m < o->n_maps && st == DB_OK; m++)
             if (!(prof[m] = db_profile_new()))
                 st = db_fail(DB_ERR_NOMEM, "out of memory for a profile");
+        db_cpu_ticks before, after;
+        bool ticks = db_cpu_ticks_now(&before);
         /* In o->order: interleaved, the warm-up of every map and then rounds of one timed run of each. */
         for (int k = 0; k < o->n_maps * cell_runs && st == DB_OK; k++) {
             int m, run;
@@ -203,6 +208,8 @@ db_status db_bench_run(db_context *ctx, const db_bench_options *o, db_bench *b)
             st = run_cell(ctx, o, b, i, m, run, ++step, prof[m]);
             failed_map = m;
         }
+        if (ticks && db_cpu_ticks_now(&after))
+            b->stolen_pct[i] = db_cpu_stolen_pct(&before, &after);
         for (int m = 0; m < o->n_maps && st == DB_OK; m++) {
             if (prof[m]->runs != cell_runs) {
                 char map_text[128];

@@ -79,6 +79,8 @@ typedef struct db_bench {
     double *copy_ms;             /* [image][map][run]: its copies between the host and the devices, their
                                  ** device times summed (maps of shared memory too, near 0) */
     db_report *reports;          /* [image][map]: the warm-up run's report */
+    double *stolen_pct;          /* [image]: the percentage of the machine's CPU time the hypervisor took
+                                 ** while the image's maps ran (util.h, db_cpu_ticks); -1 where unknown */
 } db_bench;
 
 /* Runs the matrix. On failure `bench` is left empty and the message names the

@@ -66,6 +66,8 @@ typedef struct calib_state {
     db_image *varied[DB_CALIBRATE_MAX_SIZES];    /* varied RGB pages (db_stage_work.varied), made when needed */
     db_image *varied_gray[DB_CALIBRATE_MAX_SIZES];
     db_calibrate_checks checks;        /* the host's speed at each checkpoint so far */
+    db_cpu_ticks ticks;                /* the machine's CPU time at the last checkpoint */
+    bool have_ticks;                   /* whether `ticks` could be read */
     pool *pools;     /* MAX_POOLS of them */
     int n_pools;
 } calib_state;
@@ -608,7 +610,9 @@ static size_t largest_transfer(const db_calibrate_options *o)
 ** writing as many bytes (db_buffer_time_fills), into c->checks. The
 ** calibration takes one when it begins, one after each algorithm and one when
 ** it ends, so that a speed that moved and came back between the first and the
-** last is seen too. Past DB_CALIBRATE_MAX_CHECKS, each replaces the last. */
+** last is seen too. Past DB_CALIBRATE_MAX_CHECKS, each replaces the last.
+** Each also takes the share of the machine's CPU time stolen since the one
+** before (util.h, db_cpu_ticks). */
 static db_status checkpoint(calib_state *c, const char *when)
 {
     db_calibrate_checks *k = &c->checks;
@@ -622,6 +626,11 @@ static db_status checkpoint(calib_state *c, const char *when)
         return st;
     snprintf(k->at[i].when, sizeof k->at[i].when, "%s", when);
     k->at[i].copy_gbs = ms > 0 ? (double)k->bytes / (ms * 1e6) : 0;
+    db_cpu_ticks now;
+    bool have = db_cpu_ticks_now(&now);
+    k->at[i].stolen_pct = have && c->have_ticks ? db_cpu_stolen_pct(&c->ticks, &now) : -1;
+    c->ticks = now;
+    c->have_ticks = have;
     return DB_OK;
 }
 

@@ -69,6 +69,9 @@ typedef struct db_calibrate_checks {
         double copy_gbs;                /* the host's copy of `bytes` (db_copy_rows), GB/s */
         double fill_gbs[DB_ROLE_COUNT]; /* a kernel writing `bytes` on a role whose device shares host
                                            memory (db_buffer_time_fills), GB/s; 0 for the others */
+        double stolen_pct;              /* the percentage of the machine's CPU time the hypervisor took
+                                           since the checkpoint before (db_cpu_stolen_pct); -1: unknown,
+                                           or the first */
     } at[DB_CALIBRATE_MAX_CHECKS];
 } db_calibrate_checks;
 

@@ -17,6 +17,7 @@
 #include "planner/calibrate.h"
 #include "planner/map.h"
 #include "planner/plan.h"
+#include "runtime/util.h"
 #include "testutil.h"
 
 /* Never called: the simulator needs only to know that an implementation exists. */
@@ -1198,6 +1199,13 @@ static void test_calibrate_pooled(void)
               "checkpoint %d: '%s', copies %g GB/s, the cpu role's kernel %g GB/s (want '%s', > 0, %s)", i,
               checks.at[i].when, checks.at[i].copy_gbs, checks.at[i].fill_gbs[DB_ROLE_CPU], when[i],
               cpu_shares ? "> 0" : "0");
+    /* The stolen share: none at the first checkpoint, a percentage at the others where /proc/stat tells it. */
+    db_cpu_ticks ticks;
+    bool known = db_cpu_ticks_now(&ticks);
+    CHECK(checks.at[0].stolen_pct == -1, "stolen %g%% at the first checkpoint, not -1", checks.at[0].stolen_pct);
+    for (int i = 1; i < checks.n && i < 5; i++)
+        CHECK(known ? checks.at[i].stolen_pct >= 0 && checks.at[i].stolen_pct <= 100 : checks.at[i].stolen_pct == -1,
+              "checkpoint %d: stolen %g%% (want %s)", i, checks.at[i].stolen_pct, known ? "0 to 100" : "-1");
     int shared = 0, own = 0;
     for (int i = 0; i < out.n_stages; i++) {
         const db_calib_stage *a = &out.stages[i];

@@ -401,6 +401,37 @@ static void test_memory_size(void)
     printf("ok   db_memory_size %.1f GiB (MemTotal %.1f GiB)\n", bytes / 1073741824.0, total_kb / 1048576.0);
 }
 
+/* db_cpu_ticks_parse on /proc/stat lines (sums added by hand), db_cpu_stolen_pct,
+** and db_cpu_ticks_now against two reads: the ticks never go back. */
+static void test_cpu_ticks(void)
+{
+    db_cpu_ticks t, a, b;
+    CHECK(db_cpu_ticks_parse("cpu  2262819 0 279685 8341998 6109 0 964 3808 0 0\n", &t) && t.total == 10895383ull &&
+              t.stolen == 3808,
+          "a cpu line read as total %llu, stolen %llu (want 10895383, 3808)", t.total, t.stolen);
+    CHECK(db_cpu_ticks_parse("cpu 1 2 3 4 5 6 7 8", &t) && t.total == 36 && t.stolen == 8,
+          "a line without guest fields: total %llu, stolen %llu (want 36, 8)", t.total, t.stolen);
+    static const char *const bad[] = {"cpu0 1 2 3 4 5 6 7 8", "cpu 1 2 3 4 5 6 7", "intr 1 2 3 4 5 6 7 8 9", "", "cpu"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(!db_cpu_ticks_parse(bad[i], &t), "'%s' read as a machine's cpu line", bad[i]);
+    a = (db_cpu_ticks){.total = 1000, .stolen = 10};
+    b = (db_cpu_ticks){.total = 1400, .stolen = 30};
+    CHECK(db_cpu_stolen_pct(&a, &b) == 5.0, "20 of 400 ticks stolen: %g%%, not 5", db_cpu_stolen_pct(&a, &b));
+    CHECK(db_cpu_stolen_pct(&a, &a) == -1, "no tick passed: %g, not -1", db_cpu_stolen_pct(&a, &a));
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) {
+        CHECK(!db_cpu_ticks_now(&a), "ticks read without /proc/stat");
+        printf("skip db_cpu_ticks_now: no /proc/stat\n");
+        return;
+    }
+    fclose(f);
+    CHECK(db_cpu_ticks_now(&a), "/proc/stat could not be read");
+    CHECK(db_cpu_ticks_now(&b) && b.total >= a.total && b.stolen >= a.stolen && a.stolen <= a.total,
+          "ticks went back: total %llu then %llu, stolen %llu then %llu", a.total, b.total, a.stolen, b.stolen);
+    printf("ok   db_cpu_ticks: %.2f%% of the machine's CPU time stolen since boot\n",
+           a.total ? 100.0 * (double)a.stolen / (double)a.total : 0.0);
+}
+
 /* db_copy_rows against a row-by-row copy of its own: packed blocks below,
 ** at and past one thread's share (a tail), and strided rows on either side. */
 static void test_copy_rows(void)
@@ -499,6 +530,7 @@ int main(void)
     setenv("DOCBIN_CACHE_DIR", cache, 1); /* before the library first reads it */
     test_maps();
     test_memory_size();
+    test_cpu_ticks();
     test_copy_rows();
     test_sample_varied();
     db_context *ctx = test_open_context();

@@ -251,12 +251,15 @@ static int calibrate(const request *rq)
             printf(", spread %.3f\n", m->spread);
         }
         printf("the host's speed, GB/s: its copy of %zu bytes, and a kernel writing as many on each role whose "
-               "device shares host memory\n", checks.bytes);
+               "device shares host memory; 'stolen': the machine's CPU time the hypervisor took since the "
+               "checkpoint before\n", checks.bytes);
         for (int i = 0; i < checks.n; i++) {
             printf("  %-28s copy %7.1f", checks.at[i].when, checks.at[i].copy_gbs);
             for (int r = 0; r < DB_ROLE_COUNT; r++)
                 if (checks.at[i].fill_gbs[r] > 0)
                     printf("  %s %7.1f", db_role_name((db_role)r), checks.at[i].fill_gbs[r]);
+            if (checks.at[i].stolen_pct >= 0)
+                printf("  stolen %5.2f%%", checks.at[i].stolen_pct);
             printf("\n");
         }
         printf("%d stage rows and %d transfer rows merged into %s (%d and %d in all)\n", fresh.n_stages,
@@ -320,6 +323,9 @@ static void print_summary(const db_bench *b)
                        db_role_name(b->maps[m].role[s]), stage[s].median, stage[s].min, stage[s].max);
             printf("  %-12s %-4s %10.3f ms (%.3f - %.3f)\n", "copies", "-", copies.median, copies.min, copies.max);
             printf("  %-12s %-4s %10.3f ms (%.3f - %.3f)\n", "total", "-", total.median, total.min, total.max);
+            if (m == b->n_maps - 1 && b->stolen_pct && b->stolen_pct[i] >= 0)
+                printf("%s %s: the hypervisor took %.2f%% of the machine's CPU time while its maps ran\n", algo->name,
+                       b->image_names[i], b->stolen_pct[i]);
         }
 }
 
