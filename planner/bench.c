@@ -51,6 +51,9 @@ db_status db_box_stats(const double *values, int n, db_box *box)
     return DB_OK;
 }
 
+/* Entries of db_bench.item_copies per run. */
+enum { ITEM_COPIES = DB_MAX_ITEMS * DB_ROLE_COUNT * DB_TRANSFER_DIR_COUNT };
+
 static size_t run_index(const db_bench *b, int image, int map, int run)
 {
     return ((size_t)image * (size_t)b->n_maps + (size_t)map) * (size_t)(b->runs + 1) + (size_t)run;
@@ -85,6 +88,7 @@ void db_bench_free(db_bench *b)
     free(b->wall_ms);
     free(b->copy_ms);
     free(b->reports);
+    free(b->item_copies);
     free(b->stolen_pct);
     memset(b, 0, sizeof *b);
 }
@@ -108,8 +112,9 @@ static db_status bench_alloc(db_bench *b, const db_bench_options *o)
     b->copy_ms = calloc(n_runs, sizeof *b->copy_ms);
     b->reports = calloc((size_t)o->n_images * (size_t)o->n_maps, sizeof *b->reports);
     b->stolen_pct = malloc((size_t)o->n_images * sizeof *b->stolen_pct);
+    b->item_copies = calloc(n_runs * ITEM_COPIES, sizeof *b->item_copies);
     if (!b->maps || !b->image_names || !b->width || !b->height || !b->channels || !b->stage_ms || !b->wall_ms ||
-        !b->copy_ms || !b->reports || !b->stolen_pct)
+        !b->copy_ms || !b->reports || !b->stolen_pct || !b->item_copies)
         goto nomem;
     memcpy(b->maps, o->maps, (size_t)o->n_maps * sizeof *b->maps);
     for (int i = 0; i < o->n_images; i++) {
@@ -128,6 +133,12 @@ nomem:
 }
 
 /* Copies every run's stage spans, copy time and wall time of one cell out of its profile. */
+/* The entry of item `item`'s copies to or from `role` in direction `dir` of run `at` (run_index). */
+static db_bench_copy *item_copy(const db_bench *b, size_t at, int item, db_role role, db_transfer_dir dir)
+{
+    return &b->item_copies[((at * DB_MAX_ITEMS + (size_t)item) * DB_ROLE_COUNT + role) * DB_TRANSFER_DIR_COUNT + dir];
+}
+
 static db_status collect(db_bench *b, int image, int map, const db_profile *prof)
 {
     const db_algo *algo = b->algo;
@@ -143,9 +154,18 @@ static db_status collect(db_bench *b, int image, int map, const db_profile *prof
                 if (rows[i].kind == DB_REC_KERNEL && rows[i].role == b->maps[map].role[s] &&
                     !strcmp(rows[i].stage, algo->stages[s].name))
                     b->stage_ms[at * DB_MAX_STAGES + (size_t)s] = rows[i].span_ms;
-        for (int i = 0; i < n; i++)
-            if (rows[i].kind != DB_REC_KERNEL)
-                b->copy_ms[at] += rows[i].busy_ms;
+        for (int i = 0; i < n; i++) {
+            if (rows[i].kind == DB_REC_KERNEL)
+                continue;
+            b->copy_ms[at] += rows[i].busy_ms;
+            for (int item = 0; item < algo->n_items && item < DB_MAX_ITEMS && rows[i].bytes; item++)
+                if (!strcmp(rows[i].stage, algo->items[item].name)) {
+                    db_bench_copy *c = item_copy(b, at, item, rows[i].role,
+                                                 rows[i].kind == DB_REC_TO_DEVICE ? DB_H2D : DB_D2H);
+                    c->bytes += (double)rows[i].bytes;
+                    c->ms += rows[i].busy_ms;
+                }
+        }
         b->wall_ms[at] = db_profile_run_wall_ms(prof, run);
     }
     return DB_OK;
@@ -291,6 +311,26 @@ db_status db_bench_history(const db_bench *b, int image, int skip, const db_cont
                              b->height[image], b->channels[image], &b->reports[(size_t)image * b->n_maps + m], out, &n);
         if (st == DB_OK)
             st = db_history_add(history, out, n);
+        /* The run's copies, as db_profile_run_rows would give them. */
+        db_profile_row copy_rows[ITEM_COPIES];
+        int n_copy_rows = 0;
+        size_t at = run_index(b, image, m, run);
+        for (int item = 0; item < algo->n_items && item < DB_MAX_ITEMS && b->item_copies; item++)
+            for (int r = 0; r < DB_ROLE_COUNT; r++)
+                for (int d = 0; d < DB_TRANSFER_DIR_COUNT; d++) {
+                    const db_bench_copy *c = item_copy(b, at, item, (db_role)r, (db_transfer_dir)d);
+                    if (!(c->bytes > 0))
+                        continue;
+                    db_profile_row *row = &copy_rows[n_copy_rows++];
+                    *row = (db_profile_row){.kind = d == DB_H2D ? DB_REC_TO_DEVICE : DB_REC_TO_HOST,
+                                            .role = (db_role)r, .busy_ms = c->ms, .bytes = (size_t)c->bytes};
+                    snprintf(row->stage, sizeof row->stage, "%s", algo->items[item].name);
+                }
+        db_history_copy copies[2 * DB_MAX_ITEMS];
+        int n_copies = 0;
+        db_history_copy_rows(copy_rows, n_copy_rows, (const char (*)[17])keys, algo, copies, &n_copies);
+        if (st == DB_OK)
+            st = db_history_add_copies(history, copies, n_copies);
     }
     return st;
 }
@@ -309,6 +349,8 @@ db_status db_bench_predict_after_others(const db_bench *b, int image, int map, c
     db_history h;
     db_history_init(&h);
     db_status st = db_history_add(&h, history->runs, history->n);
+    if (st == DB_OK)
+        st = db_history_add_copies(&h, history->copies, history->n_copies);
     if (st == DB_OK)
         st = db_bench_history(b, image, map, ctx, job, &h);
     if (st == DB_OK)

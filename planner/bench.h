@@ -65,6 +65,12 @@ typedef struct db_bench_options {
     void *user;
 } db_bench_options;
 
+/* The copies of one item in one direction to or from one role's device in one run. */
+typedef struct db_bench_copy {
+    double bytes;
+    double ms; /* their device time */
+} db_bench_copy;
+
 /* Every measurement of a benchmark. Runs are numbered 0..runs: run 0 is the
 ** warm-up, recorded but left out of every summary. */
 typedef struct db_bench {
@@ -79,6 +85,8 @@ typedef struct db_bench {
     double *copy_ms;             /* [image][map][run]: its copies between the host and the devices, their
                                  ** device times summed (maps of shared memory too, near 0) */
     db_report *reports;          /* [image][map]: the warm-up run's report */
+    db_bench_copy *item_copies;  /* [image][map][run][item][role][dir]: each item's copies (bytes 0: none);
+                                 ** may be NULL (a benchmark put together by hand): no copies known */
     double *stolen_pct;          /* [image]: the percentage of the machine's CPU time the hypervisor took
                                  ** while the image's maps ran (util.h, db_cpu_ticks); -1 where unknown */
 } db_bench;
@@ -106,7 +114,7 @@ db_status db_bench_summary(const db_bench *bench, int image, int map, db_box *st
 
 /* What the planner would have learnt from the timed runs of image `image`
 ** under every map but map `skip` (-1: none): their history rows (history.h),
-** in the order they ran, added to `history`. Device keys are those of `ctx`'s
+** stages and copies, in the order they ran, added to `history`. Device keys are those of `ctx`'s
 ** roles; the work of a stage comes from its map's report. With skip = m, a
 ** prediction of map m from calibration and these rows is one made without any
 ** run of m: what --map auto knows of a map it has not run, after the page's

@@ -126,6 +126,16 @@ static int reserve(void **array, int n, int *cap, size_t elem)
     return 1;
 }
 
+bool db_calib_is_device_key(const char *s)
+{
+    return is_hex(s, 16);
+}
+
+bool db_calib_is_name(const char *s)
+{
+    return is_name(s);
+}
+
 const char *db_calib_key_problem(const db_calib_stage *e)
 {
     if (!is_hex(e->device, 16))

@@ -250,6 +250,11 @@ int db_calib_parse_number(const char *s, double *v);
 ** `e`, its model zeroed; returns what is wrong with them, or NULL. */
 const char *db_calib_parse_key(char *const *f, db_calib_stage *e);
 
+/* Whether `s` is a device key (16 lower-case hex digits), and whether it is a
+** name a field can hold (not empty, shorter than DB_CALIB_NAME, no blanks). */
+bool db_calib_is_device_key(const char *s);
+bool db_calib_is_name(const char *s);
+
 /* What is wrong with the key of `e` (not its model), or NULL. */
 const char *db_calib_key_problem(const db_calib_stage *e);
 

@@ -17,8 +17,8 @@
 /* Said after every reason a file is rejected. */
 #define HISTORY_FIX "the history is not used; delete the file to start a new one"
 
-/* Fields of a run row, its kind included, and of rows of versions 3, 2 and 1. */
-enum { RUN_FIELDS = 12, RUN_FIELDS_3 = 11, RUN_FIELDS_2 = 10, RUN_FIELDS_1 = 9 };
+/* Fields of a run row, its kind included, and of rows of versions 3, 2 and 1; of a copy row. */
+enum { RUN_FIELDS = 12, RUN_FIELDS_3 = 11, RUN_FIELDS_2 = 10, RUN_FIELDS_1 = 9, COPY_FIELDS = 7 };
 
 /* Longest row written: the key's fields, three numbers, the crossing flag, the channels and separators. */
 enum { ROW_MAX = 512 };
@@ -31,6 +31,7 @@ void db_history_init(db_history *history)
 void db_history_free(db_history *history)
 {
     free(history->runs);
+    free(history->copies);
     db_history_init(history);
 }
 
@@ -63,6 +64,68 @@ db_status db_history_add(db_history *history, const db_history_run *runs, int n)
     return st;
 }
 
+static db_status add_copy(db_history *h, const db_history_copy *copy)
+{
+    if (h->n_copies == h->cap_copies) {
+        int cap = h->cap_copies ? 2 * h->cap_copies : 64;
+        db_history_copy *p = realloc(h->copies, (size_t)cap * sizeof *p);
+        if (!p)
+            return db_fail(DB_ERR_NOMEM, "out of memory for %d history copy rows", cap);
+        h->copies = p;
+        h->cap_copies = cap;
+    }
+    h->copies[h->n_copies++] = *copy;
+    return DB_OK;
+}
+
+db_status db_history_add_copies(db_history *history, const db_history_copy *copies, int n)
+{
+    db_status st = DB_OK;
+    for (int i = 0; i < n && st == DB_OK; i++)
+        st = add_copy(history, &copies[i]);
+    return st;
+}
+
+/* What is wrong with a copy row, or NULL. */
+static const char *copy_problem(const db_history_copy *c)
+{
+    if (!db_calib_is_device_key(c->device))
+        return "the device key is not 16 lower-case hex digits";
+    if (!db_calib_is_name(c->algo) || !db_calib_is_name(c->item))
+        return "an algorithm or item name is empty, too long or holds a blank";
+    if (c->dir != DB_H2D && c->dir != DB_D2H)
+        return "the direction is neither h2d nor d2h";
+    if (!isfinite(c->bytes) || c->bytes < 1)
+        return "the bytes are not a positive number";
+    if (!isfinite(c->ms) || c->ms <= 0)
+        return "the time is not a positive number";
+    return NULL;
+}
+
+/* Parses the fields of a copy row into *c; returns what is wrong, or NULL. */
+static const char *parse_copy(char *const *f, int n, db_history_copy *c, char *why, size_t why_size)
+{
+    if (n != COPY_FIELDS) {
+        snprintf(why, why_size, "a copy row has %d fields, not %d", n, COPY_FIELDS);
+        return why;
+    }
+    memset(c, 0, sizeof *c);
+    if (strlen(f[1]) >= sizeof c->device || strlen(f[2]) >= sizeof c->algo || strlen(f[3]) >= sizeof c->item)
+        return "a device key, algorithm or item name is too long";
+    strcpy(c->device, f[1]);
+    strcpy(c->algo, f[2]);
+    strcpy(c->item, f[3]);
+    if (!strcmp(f[4], "h2d"))
+        c->dir = DB_H2D;
+    else if (!strcmp(f[4], "d2h"))
+        c->dir = DB_D2H;
+    else
+        return "the direction (field 5) is neither h2d nor d2h";
+    if (!db_calib_parse_number(f[5], &c->bytes) || !db_calib_parse_number(f[6], &c->ms))
+        return "the bytes or the time (fields 6, 7) is not a number";
+    return copy_problem(c);
+}
+
 /* What is wrong with a row, or NULL. */
 static const char *run_problem(const db_history_run *r)
 {
@@ -91,8 +154,9 @@ static db_status parse_file(const char *path, char *text, db_history *out)
         p = nl + 1;
         /* Two runs creating the file at once may put a row before the header;
         ** rows of any version may follow any header (appends to an old file). */
-        if (!strcmp(line, DB_HISTORY_HEADER) || !strcmp(line, DB_HISTORY_HEADER_3) ||
-            !strcmp(line, DB_HISTORY_HEADER_2) || !strcmp(line, DB_HISTORY_HEADER_1))
+        if (!strcmp(line, DB_HISTORY_HEADER) || !strcmp(line, DB_HISTORY_HEADER_4) ||
+            !strcmp(line, DB_HISTORY_HEADER_3) || !strcmp(line, DB_HISTORY_HEADER_2) ||
+            !strcmp(line, DB_HISTORY_HEADER_1))
             continue;
         if (!strncmp(line, "docbin-history", 14))
             return db_fail(DB_ERR_FORMAT, "%s:%d: the header is '%.40s', not '%s' (another docbin's format); %s",
@@ -104,8 +168,17 @@ static db_status parse_file(const char *path, char *text, db_history *out)
         db_history_run r;
         const char *why = NULL;
         char count_why[96];
+        if (!strcmp(f[0], "copy")) {
+            db_history_copy c;
+            if ((why = parse_copy(f, n, &c, count_why, sizeof count_why)) != NULL)
+                return db_fail(DB_ERR_FORMAT, "%s:%d: %s; %s", path, line_no, why, HISTORY_FIX);
+            db_status st = add_copy(out, &c);
+            if (st != DB_OK)
+                return st;
+            continue;
+        }
         if (strcmp(f[0], "run") != 0) {
-            why = "the row is not a 'run' row (not a history file?)";
+            why = "the row is neither a 'run' nor a 'copy' row (not a history file?)";
         } else if (n != RUN_FIELDS && n != RUN_FIELDS_3 && n != RUN_FIELDS_2 && n != RUN_FIELDS_1) {
             snprintf(count_why, sizeof count_why, "a run row has %d fields, not %d (or %d, %d or %d, of older "
                      "versions)", n, RUN_FIELDS, RUN_FIELDS_3, RUN_FIELDS_2, RUN_FIELDS_1);
@@ -177,6 +250,20 @@ static int format_row(char *buf, size_t size, const db_history_run *r)
                     r->work, r->at_crossing, r->key.channels);
 }
 
+/* Writes one copy row into buf; returns its length. */
+static int format_copy(char *buf, size_t size, const db_history_copy *c)
+{
+    return snprintf(buf, size, "copy %s %s %s %s %.17g %.17g\n", c->device, c->algo, c->item,
+                    db_transfer_dir_name(c->dir), c->bytes, c->ms);
+}
+
+/* Whether two copy rows are of one item in one direction on one device. */
+static bool same_copy(const db_history_copy *x, const db_history_copy *y)
+{
+    return !strcmp(x->device, y->device) && !strcmp(x->algo, y->algo) && !strcmp(x->item, y->item) &&
+           x->dir == y->dir;
+}
+
 /* Whether two keys name one stage on pages of one kind (the key less its kernel hash). */
 static int same_stage(const db_calib_stage *x, const db_calib_stage *y)
 {
@@ -246,12 +333,42 @@ static db_status compact(const char *path)
         }
         end = begin;
     }
+    /* Each copy's last DB_HISTORY_KEEP rows (db_history_copy_factor's), counted
+    ** from the newest: key[k] is the newest row of the k-th copy seen, kept[k]
+    ** how many of its rows are kept. */
+    char *keep_copy = calloc((size_t)h.n_copies + 1, 1);
+    int *key = malloc((size_t)(h.n_copies + 1) * sizeof *key), *kept = calloc((size_t)h.n_copies + 1, sizeof *kept);
+    if (!keep_copy || !key || !kept) {
+        free(keep_copy);
+        free(key);
+        free(kept);
+        free(order);
+        free(keep);
+        db_history_free(&h);
+        return db_fail(DB_ERR_NOMEM, "out of memory compacting history file %s", path);
+    }
+    int n_keys = 0;
+    for (int i = h.n_copies - 1; i >= 0; i--) {
+        int k = 0;
+        while (k < n_keys && !same_copy(&h.copies[key[k]], &h.copies[i]))
+            k++;
+        if (k == n_keys)
+            key[n_keys++] = i;
+        keep_copy[i] = kept[k]++ < DB_HISTORY_KEEP;
+    }
+    free(key);
+    free(kept);
     db_atomic_file af;
     if ((st = db_atomic_open(&af, path)) == DB_OK) {
         fprintf(af.f, "%s\n", DB_HISTORY_HEADER);
         for (int i = 0; i < h.n; i++) {
             char row[ROW_MAX];
             if (keep[i] && format_row(row, sizeof row, &h.runs[i]) > 0)
+                fputs(row, af.f);
+        }
+        for (int i = 0; i < h.n_copies; i++) {
+            char row[ROW_MAX];
+            if (keep_copy[i] && format_copy(row, sizeof row, &h.copies[i]) > 0)
                 fputs(row, af.f);
         }
         int err = ferror(af.f) ? errno : 0;
@@ -264,13 +381,15 @@ static db_status compact(const char *path)
     }
     free(order);
     free(keep);
+    free(keep_copy);
     db_history_free(&h);
     return st;
 }
 
-db_status db_history_append(const char *path, const db_history_run *runs, int n)
+db_status db_history_append(const char *path, const db_history_run *runs, int n, const db_history_copy *copies,
+                            int n_copies)
 {
-    char *buf = malloc((size_t)(n + 1) * ROW_MAX);
+    char *buf = malloc((size_t)(n + n_copies + 1) * ROW_MAX);
     if (!buf)
         return db_fail(DB_ERR_NOMEM, "out of memory recording the history of a run");
     size_t len = 0;
@@ -282,6 +401,15 @@ db_status db_history_append(const char *path, const db_history_run *runs, int n)
                            runs[i].key.stage, problem);
         }
         len += (size_t)format_row(buf + len, ROW_MAX, &runs[i]);
+    }
+    for (int i = 0; i < n_copies; i++) {
+        const char *problem = copy_problem(&copies[i]);
+        if (problem) {
+            free(buf);
+            return db_fail(DB_ERR_USAGE, "cannot record the history of a copy of %s/%s: %s", copies[i].algo,
+                           copies[i].item, problem);
+        }
+        len += (size_t)format_copy(buf + len, ROW_MAX, &copies[i]);
     }
     db_status st = db_calib_make_parents(path);
     /* The one process that creates the file writes the header with its rows. */
@@ -344,6 +472,45 @@ db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*k
         r->at_crossing = at_crossing[s];
     }
     return DB_OK;
+}
+
+void db_history_copy_rows(const db_profile_row *rows, int n_rows, const char (*keys)[17], const db_algo *algo,
+                          db_history_copy *out, int *n)
+{
+    *n = 0;
+    for (int i = 0; i < n_rows && *n < 2 * DB_MAX_ITEMS; i++) {
+        const db_profile_row *row = &rows[i];
+        if (row->kind == DB_REC_KERNEL || row->bytes == 0 || row->busy_ms <= 0)
+            continue;
+        db_history_copy *c = &out[(*n)++];
+        memset(c, 0, sizeof *c);
+        snprintf(c->device, sizeof c->device, "%s", keys[row->role]);
+        snprintf(c->algo, sizeof c->algo, "%s", algo->name);
+        snprintf(c->item, sizeof c->item, "%s", row->stage);
+        c->dir = row->kind == DB_REC_TO_DEVICE ? DB_H2D : DB_D2H;
+        c->bytes = (double)row->bytes;
+        c->ms = row->busy_ms;
+    }
+}
+
+int db_history_copy_factor(const db_history *history, const char *device, const char *algo, const char *item,
+                           db_transfer_dir dir, const db_transfer_model *model, double *factor)
+{
+    double ratio[DB_HISTORY_KEEP];
+    int n = 0;
+    *factor = 1.0;
+    for (int i = history->n_copies - 1; i >= 0 && n < DB_HISTORY_KEEP; i--) {
+        const db_history_copy *c = &history->copies[i];
+        if (c->dir != dir || strcmp(c->device, device) || strcmp(c->algo, algo) || strcmp(c->item, item))
+            continue;
+        double predicted = db_transfer_predict(model, c->bytes);
+        if (predicted > 0)
+            ratio[n++] = c->ms / predicted;
+    }
+    db_box box;
+    if (n >= DB_HISTORY_MIN && db_box_stats(ratio, n, &box) == DB_OK)
+        *factor = box.median;
+    return n;
 }
 
 int db_history_factor(const db_history *history, const db_calib_stage *key, const db_cost_model *model,

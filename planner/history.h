@@ -10,8 +10,9 @@
 ** fills pools, nor a batch page that shared its devices with other pages), to
 ** `<calibration file>.history`:
 **
-**   docbin-history 4
+**   docbin-history 5
 **   run <device> <algo> <stage> <role> <variant> <kernel-hash> <pixels> <ms> <work> <crossing> <channels>
+**   copy <device> <algo> <item> <dir> <bytes> <ms>
 **
 ** with the fields of a calibration stage row (calib.h), the image's pixels,
 ** the stage's measured span in ms (what calibration measures) and the work it
@@ -37,6 +38,18 @@
 ** 3 read as of 0 channels, so that a stage that reads the page takes only
 ** their work.
 **
+** A `copy` row is one item's copy between the host and device <device> in
+** direction <dir> (h2d or d2h) in one run: <bytes> copied, <ms> of device time.
+** The planner scales each predicted copy of an item by the median of measured /
+** predicted over that item's last DB_HISTORY_KEEP copies in that direction on
+** that device, once there are DB_HISTORY_MIN of them (db_history_copy_factor):
+** what a copy costs depends on what the host's caches hold of its memory, which
+** the calibration's copies do not tell. Copies of the local methods' sums out of
+** an H100 for PoCL took 0.99 to 2.7 times the calibrated d2h row in runs 49 to
+** 58, and those into it of what PoCL wrote 0.6 to 1.6 times the written row
+** (bench/results/planner-h100.md). A file of version 4 and earlier has no copy
+** rows.
+**
 ** Every run appends its rows with one write to a file opened for appending, so
 ** concurrent runs on one host interleave whole runs; a file past
 ** DB_HISTORY_MAX_BYTES is rewritten atomically with the last DB_HISTORY_KEEP
@@ -57,9 +70,11 @@
 #include "planner/map.h"
 #include "runtime/profile.h"
 
-/* The header line of a history file, and those of versions 3 (no channels
-** field), 2 (no crossing field either) and 1 (no work field either). */
-#define DB_HISTORY_HEADER "docbin-history 4"
+/* The header line of a history file, and those of versions 4 (no copy rows),
+** 3 (no channels field either), 2 (no crossing field either) and 1 (no work
+** field either). */
+#define DB_HISTORY_HEADER "docbin-history 5"
+#define DB_HISTORY_HEADER_4 "docbin-history 4"
 #define DB_HISTORY_HEADER_3 "docbin-history 3"
 #define DB_HISTORY_HEADER_2 "docbin-history 2"
 #define DB_HISTORY_HEADER_1 "docbin-history 1"
@@ -79,10 +94,23 @@ typedef struct db_history_run {
     bool at_crossing; /* beside a crossing: its span tells the work, not the time */
 } db_history_run;
 
-/* A history file's rows, in file order. */
+/* One measured copy of one run: item `item` of `algo` copied between the host
+** and the device keyed `device` in direction `dir`. */
+typedef struct db_history_copy {
+    char device[17];
+    char algo[DB_CALIB_NAME];
+    char item[DB_CALIB_NAME];
+    db_transfer_dir dir;
+    double bytes;
+    double ms; /* the copy's device time */
+} db_history_copy;
+
+/* A history file's rows, each kind in file order. */
 typedef struct db_history {
     db_history_run *runs;
     int n, cap;
+    db_history_copy *copies;
+    int n_copies, cap_copies;
 } db_history;
 
 /* An empty history. */
@@ -103,11 +131,16 @@ db_status db_history_load(db_history *history, const char *path);
 /* Adds `n` rows to `history` in memory, after its rows (the latest). DB_ERR_NOMEM. */
 db_status db_history_add(db_history *history, const db_history_run *runs, int n);
 
-/* Appends `n` rows (one run's stages) to `path` in one write, creating the
-** file (with its header) and its directories when missing, and compacting it
-** when it has grown past DB_HISTORY_MAX_BYTES. DB_ERR_USAGE for a row whose
-** names or key a calibration row could not hold, or whose time is not positive. */
-db_status db_history_append(const char *path, const db_history_run *runs, int n);
+/* Adds `n` copy rows to `history` in memory, after its copy rows. DB_ERR_NOMEM. */
+db_status db_history_add_copies(db_history *history, const db_history_copy *copies, int n);
+
+/* Appends `n` rows (one run's stages) and `n_copies` copy rows (its copies) to
+** `path` in one write, creating the file (with its header) and its directories
+** when missing, and compacting it when it has grown past DB_HISTORY_MAX_BYTES.
+** DB_ERR_USAGE for a row whose names or key a calibration row could not hold,
+** or whose time (or a copy's bytes) is not positive. */
+db_status db_history_append(const char *path, const db_history_run *runs, int n, const db_history_copy *copies,
+                            int n_copies);
 
 /* The rows of one run of a width x height page of `channels` (1 or 3) from its
 ** per-stage profile rows (db_profile_run_rows): one per stage of `algo` that
@@ -119,6 +152,20 @@ db_status db_history_append(const char *path, const db_history_run *runs, int n)
 db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*keys)[17], const db_algo *algo,
                           const db_job *job, const db_map *map, int width, int height, int channels,
                           const db_report *report, db_history_run *out, int *n);
+
+/* The copy rows of one run from its profile rows (db_profile_run_rows): one per
+** item copied in each direction between the host and a device that does not
+** share host memory (a row with bytes), keyed by keys[role]. *n is the count
+** (at most 2 * DB_MAX_ITEMS rows go to `out`). */
+void db_history_copy_rows(const db_profile_row *rows, int n_rows, const char (*keys)[17], const db_algo *algo,
+                          db_history_copy *out, int *n);
+
+/* The correction of a calibrated copy model: the median of ms / predicted over
+** the last DB_HISTORY_KEEP copy rows of item `item` of `algo` in direction
+** `dir` on device `device`, in *factor. Returns how many rows that was; with
+** fewer than DB_HISTORY_MIN, *factor is 1. */
+int db_history_copy_factor(const db_history *history, const char *device, const char *algo, const char *item,
+                           db_transfer_dir dir, const db_transfer_model *model, double *factor);
 
 /* The correction of a calibrated stage model: the median of ms / predicted
 ** over the last DB_HISTORY_KEEP rows not beside a crossing with the same key as

@@ -37,8 +37,12 @@ void db_plan_costs_init(db_plan_costs *costs, const db_algo *algo, const db_job 
             costs->stage[s][r] = algo->stages[s].impl[r] ? DB_PLAN_UNKNOWN : DB_PLAN_NO_IMPL;
             costs->history_factor[s][r] = 1.0;
         }
-    for (int i = 0; i < algo->n_items && i < DB_MAX_ITEMS; i++)
+    for (int i = 0; i < algo->n_items && i < DB_MAX_ITEMS; i++) {
         costs->item_bytes[i] = db_item_bytes(&algo->items[i], job, width, height, channels);
+        for (int r = 0; r < DB_ROLE_COUNT; r++)
+            for (int d = 0; d < DB_TRANSFER_DIR_COUNT; d++)
+                costs->copy_factor[i][r][d] = 1.0;
+    }
     costs->staging = DB_PLAN_KNOWN;
     costs->staging_model = (db_transfer_model){.latency_ms = 0, .bandwidth_gbs = INFINITY};
 }
@@ -128,6 +132,30 @@ static void add_note(db_plan_costs *costs, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(costs->notes[costs->n_notes++], DB_PLAN_NOTE, fmt, ap);
     va_end(ap);
+}
+
+/* Each item's copy factors from `history`, against the model the simulation
+** gives that copy (copy()): into a role, of what the other role wrote where it
+** shares host memory, the written row; else the transfer row. */
+static void copy_factors(db_plan_costs *costs, const db_history *history, const db_context *ctx)
+{
+    const db_algo *algo = costs->algo;
+    for (int r = 0; r < DB_ROLE_COUNT; r++) {
+        if (!costs->bound[r] || costs->shared[r])
+            continue;
+        for (int i = 0; i < algo->n_items && i < DB_MAX_ITEMS; i++)
+            for (int d = 0; d < DB_TRANSFER_DIR_COUNT; d++) {
+                const db_transfer_model *model = NULL;
+                if (d == DB_H2D && i != algo->input && costs->written[r])
+                    model = &costs->written_model[r];
+                else if (costs->copy[r][d] == DB_PLAN_KNOWN)
+                    model = &costs->copy_model[r][d];
+                if (model)
+                    costs->copy_runs[i][r][d] =
+                        db_history_copy_factor(history, ctx->role[r]->info.key, algo->name, algo->items[i].name,
+                                               (db_transfer_dir)d, model, &costs->copy_factor[i][r][d]);
+            }
+    }
 }
 
 db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, const db_history *history,
@@ -301,6 +329,8 @@ db_status db_plan_costs_from_calib(db_plan_costs *costs, const db_calib *calib, 
                      "--calibrate", db_role_name((db_role)r), to->name, to->key, db_role_name((db_role)other),
                      from->name, from->key);
     }
+    if (history)
+        copy_factors(costs, history, ctx);
     return DB_OK;
 }
 
@@ -411,6 +441,7 @@ static double copy(struct sim_state *st, int item, db_role role, db_transfer_dir
             ms = db_transfer_predict(&c->copy_model[role][dir], (double)bytes);
         else
             sim->known = sim->copies_known = false;
+        ms *= c->copy_factor[item][role][dir];
     }
     double start;
     double end = enqueue(st, role, 1, ready, ms, &start);
@@ -710,6 +741,13 @@ void db_plan_explain(const db_plan_costs *costs, const db_map *ran, FILE *f)
                 fprintf(f, "history: %s on %s predicted x%.2f the calibration (median of the last %d runs)\n",
                         algo->stages[s].name, db_role_name((db_role)r), costs->history_factor[s][r],
                         costs->history_runs[s][r]);
+    for (int i = 0; i < algo->n_items && i < DB_MAX_ITEMS; i++)
+        for (int r = 0; r < DB_ROLE_COUNT; r++)
+            for (int d = 0; d < DB_TRANSFER_DIR_COUNT; d++)
+                if (costs->copy_runs[i][r][d] >= DB_HISTORY_MIN)
+                    fprintf(f, "history: %s copies of %s on %s predicted x%.2f the calibration (median of the last "
+                            "%d runs)\n", db_transfer_dir_name((db_transfer_dir)d), algo->items[i].name,
+                            db_role_name((db_role)r), costs->copy_factor[i][r][d], costs->copy_runs[i][r][d]);
     for (int o = 0; o < 2; o++) {
         db_plan_objective obj = o ? DB_PLAN_THROUGHPUT : DB_PLAN_LATENCY;
         db_plan_choice choice;

@@ -109,6 +109,9 @@ typedef struct db_plan_costs {
     db_transfer_model written_model[DB_ROLE_COUNT];
     double history_factor[DB_MAX_STAGES][DB_ROLE_COUNT]; /* measured / calibrated, applied (1: none) */
     int history_runs[DB_MAX_STAGES][DB_ROLE_COUNT];      /* the runs it came from (history.h) */
+    /* The same for each item's copies to and from a role's device (db_history_copy_factor). */
+    double copy_factor[DB_MAX_ITEMS][DB_ROLE_COUNT][DB_TRANSFER_DIR_COUNT];
+    int copy_runs[DB_MAX_ITEMS][DB_ROLE_COUNT][DB_TRANSFER_DIR_COUNT];
     bool modelled[DB_MAX_STAGES][DB_ROLE_COUNT];         /* stage_ms came from stage_model (calibrated) */
     db_cost_model stage_model[DB_MAX_STAGES][DB_ROLE_COUNT];
     /* The work of stages whose cost follows the content, per role: the same on
@@ -155,7 +158,8 @@ void db_plan_costs_unbind(db_plan_costs *costs, db_role role);
 ** kernel hash. Every missing or stale entry a runnable map could need becomes
 ** UNKNOWN with a note naming the stage, role and device and the fix. With a
 ** `history` (may be NULL), each calibrated stage's prediction is scaled by
-** its measured / predicted ratio (db_history_factor), and a stage whose cost
+** its measured / predicted ratio (db_history_factor), each item's copies by
+** theirs (db_history_copy_factor), and a stage whose cost
 ** follows the content is predicted at the work of the last runs' pages
 ** (db_history_work) once there are enough of them, else at the calibration
 ** pages'.

@@ -264,7 +264,7 @@ def check_history(tmp, good, env, calib, keys, ref):
     # gray reads the page, which is gray: 1 channel; the others read what gray wrote: 0.
     expect = [('gray', 'cpu', 'gray.cl', '1', '1'), ('stats', 'gpu', 'window_stats.cl', '1', '0'),
               ('threshold', 'cpu', 'local_threshold.cl', '1', '0')] * 2
-    check(rc == 0 and open(hist).readline() == 'docbin-history 4\n', f'--history: no history file: {err}')
+    check(rc == 0 and open(hist).readline() == 'docbin-history 5\n', f'--history: no history file: {err}')
     check([(x[3], x[4]) for x in r] == [(s, role) for s, role, _, _, _ in expect]
           and all(len(x) == 12 and x[1] == keys[x[4]] and x[2] == 'sauvola' and x[5] == 'sliding'
                   and x[6] == kernel_hash(src) and float(x[7]) == w * h and float(x[8]) > 0 and x[9] == '0'

@@ -54,8 +54,8 @@ static void test_round_trip(void)
                               row("graphcut", DB_ROLE_GPU, HASH_A, 1e6, 12.5)};
     runs[2].work = 10.0 / 3;
     runs[1].at_crossing = true;
-    CHECK(db_history_append(path, runs, 3) == DB_OK, "append: %s", db_error_message());
-    CHECK(db_history_append(path, runs + 2, 1) == DB_OK, "second append: %s", db_error_message());
+    CHECK(db_history_append(path, runs, 3, NULL, 0) == DB_OK, "append: %s", db_error_message());
+    CHECK(db_history_append(path, runs + 2, 1, NULL, 0) == DB_OK, "second append: %s", db_error_message());
     CHECK(db_history_load(&h, path) == DB_OK && h.n == 4, "load: %d rows (%s)", h.n, db_error_message());
     for (int i = 0; i < h.n && i < 4; i++) {
         const db_history_run *a = &h.runs[i], *b = &runs[i < 3 ? i : 2];
@@ -86,18 +86,25 @@ static void test_round_trip(void)
     /* A row no calibration key could hold is refused, and nothing is written. */
     db_history_run bad = row("canny", DB_ROLE_CPU, "xyz", 100, 1);
     snprintf(path, sizeof path, "%s/refused.history", dir);
-    CHECK(db_history_append(path, &bad, 1) == DB_ERR_USAGE, "a bad hash is refused");
+    CHECK(db_history_append(path, &bad, 1, NULL, 0) == DB_ERR_USAGE, "a bad hash is refused");
     struct stat sb;
     CHECK(stat(path, &sb) != 0, "a refused append wrote the file");
     bad = row("canny", DB_ROLE_CPU, HASH_A, 100, -1);
-    CHECK(db_history_append(path, &bad, 1) == DB_ERR_USAGE, "a negative time is refused");
+    CHECK(db_history_append(path, &bad, 1, NULL, 0) == DB_ERR_USAGE, "a negative time is refused");
     db_history_free(&h);
 }
 
 static void test_rejected(void)
 {
     static const char *const bad[] = {
-        "docbin-history 5\n",
+        "docbin-history 6\n",
+        "copy 0123456789abcdef niblack sums h2x 100 2\n",
+        "copy 0123456789abcdef niblack sums h2d 0 2\n",
+        "copy 0123456789abcdef niblack sums d2h 100 -1\n",
+        "copy 0123456789abcdef niblack sums d2h 100\n",
+        "copy 0123456789abcdef niblack sums d2h 100 2 3\n",
+        "copy 0123456789ABCDEF niblack sums d2h 100 2\n",
+        "copy 0123456789abcdef niblack sums d2h many 2\n",
         "stage 0123456789abcdef howe canny cpu - " "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
         " 100 2\n",
         "run 0123456789abcdef howe canny cpu -\n",
@@ -166,11 +173,11 @@ static void test_factor(void)
                                                                                10000, 33)};
     char path[256];
     snprintf(path, sizeof path, "%s/factor.history", dir);
-    CHECK(db_history_append(path, runs, 2) == DB_OK && db_history_load(&h, path) == DB_OK, "two runs");
+    CHECK(db_history_append(path, runs, 2, NULL, 0) == DB_OK && db_history_load(&h, path) == DB_OK, "two runs");
     CHECK(db_history_factor(&h, &keyed.key, &m, &f) == 2 && f == 1, "two runs: factor %g", f);
-    CHECK(db_history_append(path, runs + 2, 4) == DB_OK && db_history_load(&h, path) == DB_OK, "three runs");
+    CHECK(db_history_append(path, runs + 2, 4, NULL, 0) == DB_OK && db_history_load(&h, path) == DB_OK, "three runs");
     CHECK(db_history_factor(&h, &keyed.key, &m, &f) == 3 && fabs(f - 2) < 1e-12, "three runs: factor %g", f);
-    CHECK(db_history_append(path, runs + 6, 1) == DB_OK && db_history_load(&h, path) == DB_OK, "four runs");
+    CHECK(db_history_append(path, runs + 6, 1, NULL, 0) == DB_OK && db_history_load(&h, path) == DB_OK, "four runs");
     CHECK(db_history_factor(&h, &keyed.key, &m, &f) == 4 && fabs(f - 2.5) < 1e-12, "four runs: factor %g", f);
     /* Stages beside a crossing (ratio 10): their spans hold part of the
     ** crossing, so they leave the factor as it was. */
@@ -179,7 +186,8 @@ static void test_factor(void)
         beside[i] = row("graphcut", DB_ROLE_GPU, HASH_A, 1000, 20);
         beside[i].at_crossing = true;
     }
-    CHECK(db_history_append(path, beside, 3) == DB_OK && db_history_load(&h, path) == DB_OK, "runs at a crossing");
+    CHECK(db_history_append(path, beside, 3, NULL, 0) == DB_OK && db_history_load(&h, path) == DB_OK,
+          "runs at a crossing");
     CHECK(db_history_factor(&h, &keyed.key, &m, &f) == 4 && fabs(f - 2.5) < 1e-12,
           "runs at a crossing counted: factor %g", f);
     /* A stage that reads the page is keyed by the page's channels: rows of
@@ -199,9 +207,10 @@ static void test_factor(void)
         snprintf(old_rows + strlen(old_rows), sizeof old_rows - strlen(old_rows),
                  "run 0123456789abcdef howe canny gpu - %s 1000 40 0 0\n", HASH_A);
     write_text(old_path, old_rows);
-    CHECK(db_history_append(old_path, gray, 3) == DB_OK && db_history_append(old_path, rgb, 3) == DB_OK &&
-              db_history_load(&h, old_path) == DB_OK && h.n == 9 && h.runs[0].key.channels == 0 &&
-              !h.runs[0].at_crossing && h.runs[3].key.channels == 1 && h.runs[8].key.channels == 3,
+    CHECK(db_history_append(old_path, gray, 3, NULL, 0) == DB_OK &&
+              db_history_append(old_path, rgb, 3, NULL, 0) == DB_OK && db_history_load(&h, old_path) == DB_OK &&
+              h.n == 9 && h.runs[0].key.channels == 0 && !h.runs[0].at_crossing && h.runs[3].key.channels == 1 &&
+              h.runs[8].key.channels == 3,
           "channels: %d rows: %s", h.n, db_error_message());
     db_history_run key3 = rgb[0], key1 = gray[0], key0 = rgb[0];
     key0.key.channels = 0;
@@ -216,7 +225,7 @@ static void test_factor(void)
     for (int i = 0; i < 10 + DB_HISTORY_KEEP; i++)
         many[i] = row("graphcut", DB_ROLE_GPU, HASH_A, 1000, i < 10 ? 200 : 3);
     snprintf(path, sizeof path, "%s/keep.history", dir);
-    CHECK(db_history_append(path, many, 10 + DB_HISTORY_KEEP) == DB_OK && db_history_load(&h, path) == DB_OK,
+    CHECK(db_history_append(path, many, 10 + DB_HISTORY_KEEP, NULL, 0) == DB_OK && db_history_load(&h, path) == DB_OK,
           "keep: %s", db_error_message());
     CHECK(db_history_factor(&h, &keyed.key, &m, &f) == DB_HISTORY_KEEP && fabs(f - 1.5) < 1e-12,
           "the last %d runs only: factor %g", DB_HISTORY_KEEP, f);
@@ -240,7 +249,7 @@ static void test_compaction(void)
                              row("laplacian", DB_ROLE_GPU, HASH_A, 1000, 3), row("laplacian", DB_ROLE_GPU, HASH_B,
                                                                                 1000, 4),
                              row("laplacian", DB_ROLE_GPU, HASH_A, 1000, 5)};
-    CHECK(db_history_append(path, lap, 5) == DB_OK, "laplacian rows: %s", db_error_message());
+    CHECK(db_history_append(path, lap, 5, NULL, 0) == DB_OK, "laplacian rows: %s", db_error_message());
     /* Threshold: 3 rows not beside a crossing, then DB_HISTORY_KEEP beside one;
     ** compaction keeps the 3 for the factor besides the newest for the work. */
     static db_history_run thr[3 + DB_HISTORY_KEEP];
@@ -248,7 +257,8 @@ static void test_compaction(void)
         thr[i] = row("threshold", DB_ROLE_GPU, HASH_A, 1000, i + 1);
         thr[i].at_crossing = i >= 3;
     }
-    CHECK(db_history_append(path, thr, 3 + DB_HISTORY_KEEP) == DB_OK, "threshold rows: %s", db_error_message());
+    CHECK(db_history_append(path, thr, 3 + DB_HISTORY_KEEP, NULL, 0) == DB_OK, "threshold rows: %s",
+          db_error_message());
     /* Canny on 3 gray pages: a group of its own beside the canny rows of 0
     ** channels below, so the many of those do not push these out. */
     db_history_run gray[3];
@@ -256,12 +266,12 @@ static void test_compaction(void)
         gray[i] = row("canny", DB_ROLE_GPU, HASH_A, 1000, 0.5 * (i + 1));
         gray[i].key.channels = 1;
     }
-    CHECK(db_history_append(path, gray, 3) == DB_OK, "gray rows: %s", db_error_message());
+    CHECK(db_history_append(path, gray, 3, NULL, 0) == DB_OK, "gray rows: %s", db_error_message());
     /* Append until the file shrinks: it must grow past the limit first. */
     while (!compacted && appended < 100 * CHUNK) {
         for (int i = 0; i < CHUNK; i++)
             chunk[i] = row(i % 2 ? "canny" : "graphcut", DB_ROLE_GPU, HASH_A, 1000, appended + i + 1);
-        CHECK(db_history_append(path, chunk, CHUNK) == DB_OK, "append: %s", db_error_message());
+        CHECK(db_history_append(path, chunk, CHUNK, NULL, 0) == DB_OK, "append: %s", db_error_message());
         appended += CHUNK;
         struct stat sb;
         if (stat(path, &sb) != 0)
@@ -409,7 +419,7 @@ static void test_work(void)
     snprintf(k.key.algo, sizeof k.key.algo, "hbk");
     runs[1].work = 8;
     runs[1].ms = 3;
-    CHECK(db_history_append(path, runs, 5) == DB_OK && db_history_load(&h, path) == DB_OK && h.n == 6,
+    CHECK(db_history_append(path, runs, 5, NULL, 0) == DB_OK && db_history_load(&h, path) == DB_OK && h.n == 6,
           "mixed versions: %d rows (%s)", h.n, db_error_message());
     double f = 0;
     /* The version 1 row (ratio 2 / 1.1) is left out: two rows, too few, factor 1. */
@@ -430,16 +440,132 @@ static void test_work(void)
     snprintf(more[1].key.algo, sizeof more[1].key.algo, "hbk");
     more[0].work = 20;
     more[1].work = 30;
-    CHECK(db_history_append(path, more, 2) == DB_OK && db_history_load(&h, path) == DB_OK, "more rows");
+    CHECK(db_history_append(path, more, 2, NULL, 0) == DB_OK && db_history_load(&h, path) == DB_OK, "more rows");
     /* {8, 8, 8, 20, 30}: the median is 8; with one more at 30, (8 + 20) / 2. */
     CHECK(db_history_work(&h, &k.key, false, &w) == 5 && w == 8, "median of five: %g", w);
-    CHECK(db_history_append(path, more + 1, 1) == DB_OK && db_history_load(&h, path) == DB_OK, "one more");
+    CHECK(db_history_append(path, more + 1, 1, NULL, 0) == DB_OK && db_history_load(&h, path) == DB_OK, "one more");
     CHECK(db_history_work(&h, &k.key, false, &w) == 6 && w == 14, "median of six: %g", w);
     /* A stage that counts its work by role: the CPU's rows alone are {8, 8},
     ** too few; the GPU's {8, 20, 30, 30} give (20 + 30) / 2. */
     CHECK(db_history_work(&h, &k.key, true, &w) == 2 && w == 0, "cpu rows only: %g", w);
     k.key.role = DB_ROLE_GPU;
     CHECK(db_history_work(&h, &k.key, true, &w) == 4 && w == 25, "gpu rows only: %g", w);
+    db_history_free(&h);
+}
+
+static db_history_copy copy_row(const char *device, const char *item, db_transfer_dir dir, double bytes, double ms)
+{
+    db_history_copy c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.device, sizeof c.device, "%s", device);
+    snprintf(c.algo, sizeof c.algo, "niblack");
+    snprintf(c.item, sizeof c.item, "%s", item);
+    c.dir = dir;
+    c.bytes = bytes;
+    c.ms = ms;
+    return c;
+}
+
+/* Copy rows: they round-trip beside run rows, follow a file of version 4,
+** come from a profile's copy rows only, give the median ratio of the last
+** DB_HISTORY_KEEP of their item, direction and device (medians worked out by
+** hand), and compaction keeps that many of each. */
+static void test_copies(void)
+{
+    static const char dev[] = "0123456789abcdef", other[] = "fedcba9876543210";
+    char path[256];
+    snprintf(path, sizeof path, "%s/copies.history", dir);
+    db_history_run run = row("canny", DB_ROLE_GPU, HASH_A, 1000, 2);
+    db_history_copy c[2] = {copy_row(dev, "sums", DB_D2H, 20676096, 1.0 / 3.0), copy_row(dev, "gray", DB_H2D, 7, 2)};
+    db_history h;
+    db_history_init(&h);
+    CHECK(db_history_append(path, &run, 1, c, 2) == DB_OK && db_history_load(&h, path) == DB_OK && h.n == 1 &&
+              h.n_copies == 2,
+          "round trip: %d runs, %d copies: %s", h.n, h.n_copies, db_error_message());
+    for (int i = 0; i < h.n_copies && i < 2; i++)
+        CHECK(!strcmp(h.copies[i].device, c[i].device) && !strcmp(h.copies[i].algo, "niblack") &&
+                  !strcmp(h.copies[i].item, c[i].item) && h.copies[i].dir == c[i].dir &&
+                  h.copies[i].bytes == c[i].bytes && h.copies[i].ms == c[i].ms,
+              "copy %d read back as %s %s %g %g", i, h.copies[i].item, db_transfer_dir_name(h.copies[i].dir),
+              h.copies[i].bytes, h.copies[i].ms);
+    db_history_copy bad = copy_row(dev, "sums", DB_D2H, 0, 1);
+    CHECK(db_history_append(path, NULL, 0, &bad, 1) == DB_ERR_USAGE, "a copy of 0 bytes is refused");
+    /* A file of version 4 takes copy rows after its runs. */
+    snprintf(path, sizeof path, "%s/v4.history", dir);
+    write_text(path, DB_HISTORY_HEADER_4 "\nrun 0123456789abcdef howe canny gpu - "
+                     "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 1000 2 0 0 0\n");
+    CHECK(db_history_append(path, NULL, 0, c, 1) == DB_OK && db_history_load(&h, path) == DB_OK && h.n == 1 &&
+              h.n_copies == 1,
+          "version 4 file: %d runs, %d copies", h.n, h.n_copies);
+
+    /* The factor: 1 GB/s and no latency predict bytes / 1e6 ms. */
+    db_history_free(&h);
+    db_transfer_model m = {.latency_ms = 0, .bandwidth_gbs = 1, .sizes = 3};
+    db_history_copy rows[] = {
+        copy_row(dev, "sums", DB_D2H, 1e6, 2),   copy_row(dev, "sums", DB_D2H, 2e6, 10), /* ratios 2, 5 */
+        copy_row(dev, "sums", DB_H2D, 1e6, 50),  copy_row(other, "sums", DB_D2H, 1e6, 50),
+        copy_row(dev, "gray", DB_D2H, 1e6, 50),
+    };
+    db_history_add_copies(&h, rows, 5);
+    double f = 0;
+    CHECK(db_history_copy_factor(&h, dev, "niblack", "sums", DB_D2H, &m, &f) == 2 && f == 1,
+          "two copies leave the model alone: factor %g", f);
+    db_history_copy third = copy_row(dev, "sums", DB_D2H, 4e6, 12); /* ratio 3 */
+    db_history_add_copies(&h, &third, 1);
+    CHECK(db_history_copy_factor(&h, dev, "niblack", "sums", DB_D2H, &m, &f) == 3 && f == 3,
+          "ratios 2, 5, 3: factor %g, not 3", f);
+    CHECK(db_history_copy_factor(&h, dev, "otsu", "sums", DB_D2H, &m, &f) == 0 && f == 1, "another algorithm");
+    /* Only the last DB_HISTORY_KEEP count: older copies at ratio 100 drop out. */
+    db_history_free(&h);
+    for (int i = 0; i < 10 + DB_HISTORY_KEEP; i++) {
+        db_history_copy x = copy_row(dev, "sums", DB_D2H, 1e6, i < 10 ? 100 : 2);
+        db_history_add_copies(&h, &x, 1);
+    }
+    CHECK(db_history_copy_factor(&h, dev, "niblack", "sums", DB_D2H, &m, &f) == DB_HISTORY_KEEP && f == 2,
+          "the last %d copies: factor %g, not 2", DB_HISTORY_KEEP, f);
+    db_history_free(&h);
+
+    /* From a profile: the copies with bytes, the kernels and maps (0 bytes) left out. */
+    const db_algo *niblack = db_algo_find("niblack");
+    db_profile_row prof[4] = {
+        {.kind = DB_REC_KERNEL, .stage = "stats", .role = DB_ROLE_GPU, .span_ms = 1, .busy_ms = 1},
+        {.kind = DB_REC_TO_HOST, .stage = "sums", .role = DB_ROLE_GPU, .busy_ms = 0.8, .bytes = 20676096},
+        {.kind = DB_REC_TO_DEVICE, .stage = "gray", .role = DB_ROLE_CPU, .busy_ms = 0.01, .bytes = 0},
+        {.kind = DB_REC_TO_DEVICE, .stage = "image", .role = DB_ROLE_GPU, .busy_ms = 0.05, .bytes = 1292236},
+    };
+    const char keys[DB_ROLE_COUNT][17] = {"aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"};
+    db_history_copy out[2 * DB_MAX_ITEMS];
+    int n = 0;
+    db_history_copy_rows(prof, 4, keys, niblack, out, &n);
+    CHECK(n == 2 && !strcmp(out[0].item, "sums") && out[0].dir == DB_D2H && out[0].bytes == 20676096 &&
+              out[0].ms == 0.8 && !strcmp(out[0].device, keys[DB_ROLE_GPU]) && !strcmp(out[0].algo, "niblack") &&
+              !strcmp(out[1].item, "image") && out[1].dir == DB_H2D,
+          "copy rows from a profile: %d", n);
+
+    /* Compaction keeps each copy's last DB_HISTORY_KEEP rows: ms is the row's position. */
+    snprintf(path, sizeof path, "%s/big-copies.history", dir);
+    enum { CHUNK = 2000 };
+    static db_history_copy chunk[CHUNK];
+    int appended = 0, compacted = 0;
+    off_t before = 0;
+    while (!compacted && appended < 100 * CHUNK) {
+        for (int i = 0; i < CHUNK; i++)
+            chunk[i] = copy_row(dev, i % 2 ? "sums" : "gray", DB_D2H, 1000, appended + i + 1);
+        CHECK(db_history_append(path, NULL, 0, chunk, CHUNK) == DB_OK, "append: %s", db_error_message());
+        appended += CHUNK;
+        struct stat sb;
+        if (stat(path, &sb) != 0)
+            break;
+        compacted = sb.st_size < before;
+        before = sb.st_size;
+    }
+    CHECK(compacted, "no compaction after %d copy rows", appended);
+    CHECK(db_history_load(&h, path) == DB_OK && h.n_copies == 2 * DB_HISTORY_KEEP, "compacted to %d copies",
+          h.n_copies);
+    int ok = 1;
+    for (int i = 0; i < h.n_copies; i++)
+        ok &= h.copies[i].ms == appended - 2 * DB_HISTORY_KEEP + i + 1;
+    CHECK(ok, "compaction kept other copies than the last %d of each", DB_HISTORY_KEEP);
     db_history_free(&h);
 }
 
@@ -455,6 +581,7 @@ int main(void)
     test_work();
     test_compaction();
     test_rows();
+    test_copies();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

@@ -709,6 +709,40 @@ static void test_from_calib(void)
               near(sim.latency_ms, 0.2 + 0.5025 + 2.0 + 0.5 + 1.0 + 0.2525 + 0.2 + 0.3) &&
               near(sim.copies[0].start_ms, 0.2),
           "unshared gpu: transfers %g latency %g", sim.transfer_ms, sim.latency_ms);
+    /* Copies the history measured scale their model: binary out of the gpu at
+    ** 1.5, 2 and 4 times the d2h row (median 2); the sums into it at 3 times the
+    ** written row (0.1 + 80000 / 1e6 = 0.18 ms), not the h2d row's (0.54); the
+    ** image's copies of another algorithm, and two of the image's, count for nothing. */
+    const char *gpu_key = ctx->role[DB_ROLE_GPU]->info.key;
+    struct {
+        const char *algo, *item;
+        db_transfer_dir dir;
+        double bytes, ms;
+    } measured[] = {{"sauvola", "binary", DB_D2H, 5000, 1.5 * 0.2525}, {"sauvola", "binary", DB_D2H, 5000, 4 * 0.2525},
+                    {"sauvola", "binary", DB_D2H, 5000, 2 * 0.2525},   {"sauvola", "sums", DB_H2D, 80000, 0.54},
+                    {"sauvola", "sums", DB_H2D, 80000, 0.54},          {"sauvola", "sums", DB_H2D, 80000, 0.54},
+                    {"otsu", "image", DB_H2D, 5000, 9},                {"otsu", "image", DB_H2D, 5000, 9},
+                    {"otsu", "image", DB_H2D, 5000, 9},                {"sauvola", "image", DB_H2D, 5000, 9},
+                    {"sauvola", "image", DB_H2D, 5000, 9}};
+    db_history copies;
+    db_history_init(&copies);
+    for (size_t i = 0; i < sizeof measured / sizeof measured[0]; i++) {
+        db_history_copy cp = {.dir = measured[i].dir, .bytes = measured[i].bytes, .ms = measured[i].ms};
+        snprintf(cp.device, sizeof cp.device, "%s", gpu_key);
+        snprintf(cp.algo, sizeof cp.algo, "%s", measured[i].algo);
+        snprintf(cp.item, sizeof cp.item, "%s", measured[i].item);
+        CHECK(db_history_add_copies(&copies, &cp, 1) == DB_OK, "add copy");
+    }
+    CHECK(db_plan_costs_from_calib(&c, &calib, &copies, ctx, sauvola, &job, w, h, 1) == DB_OK, "with copies");
+    db_plan_simulate(&c, &m, &sim);
+    CHECK(near(sim.transfer_ms, 0.5025 + 2 * 0.2525), "gpu map, copies from history: %g, expected %g",
+          sim.transfer_ms, 0.5025 + 2 * 0.2525);
+    db_map ccg = map_of(sauvola, "cpu,cpu,gpu");
+    db_plan_simulate(&c, &ccg, &sim);
+    /* The threshold reads gray too: its copy at the written row, 0.1 + 5000 / 1e6, no history. */
+    CHECK(near(sim.transfer_ms, 3 * 0.18 + 0.105 + 2 * 0.2525), "cpu,cpu,gpu, copies from history: %g, expected %g",
+          sim.transfer_ms, 3 * 0.18 + 0.105 + 2 * 0.2525);
+    db_history_free(&copies);
     ctx->role[DB_ROLE_GPU]->info.host_unified = unified;
 
     /* gray reads the page: a row timed on gray pages (a 0.25) serves gray
@@ -1079,6 +1113,27 @@ static void test_after_others(void)
     CHECK(db_bench_history(&b, 0, -1, ctx, &job, &hist) == DB_OK && hist.n == 3 * RUNS * 3 &&
               near(hist.runs[0].ms, 100),
           "every map: %d rows", hist.n);
+    db_history_free(&hist);
+    /* Copies: C's runs copied binary out of the gpu at 0.1 ms a run plus the run,
+    ** A's the image into it: without A, C's timed runs' copies, in order. */
+    enum { COPIES_PER_RUN = DB_MAX_ITEMS * DB_ROLE_COUNT * DB_TRANSFER_DIR_COUNT };
+    static db_bench_copy item_copies[MAPS * (RUNS + 1) * COPIES_PER_RUN];
+    const int binary = 3, image = 0; /* otsu's items: image, gray, histogram, binary */
+    CHECK(!strcmp(otsu->items[binary].name, "binary") && !strcmp(otsu->items[image].name, "image"), "otsu's items");
+    for (int run = 0; run <= RUNS; run++) {
+        size_t c_at = (size_t)(2 * (RUNS + 1) + run) * COPIES_PER_RUN, a_at = (size_t)run * COPIES_PER_RUN;
+        item_copies[c_at + ((size_t)binary * DB_ROLE_COUNT + DB_ROLE_GPU) * DB_TRANSFER_DIR_COUNT + DB_D2H] =
+            (db_bench_copy){.bytes = w * h, .ms = 0.1 + run};
+        item_copies[a_at + ((size_t)image * DB_ROLE_COUNT + DB_ROLE_GPU) * DB_TRANSFER_DIR_COUNT + DB_H2D] =
+            (db_bench_copy){.bytes = w * h, .ms = 5};
+    }
+    b.item_copies = item_copies;
+    b.order = DB_BENCH_INTERLEAVED;
+    CHECK(db_bench_history(&b, 0, 0, ctx, &job, &hist) == DB_OK && hist.n_copies == RUNS &&
+              !strcmp(hist.copies[0].item, "binary") && hist.copies[0].dir == DB_D2H &&
+              !strcmp(hist.copies[0].device, ctx->role[DB_ROLE_GPU]->info.key) && hist.copies[0].bytes == w * h &&
+              near(hist.copies[0].ms, 1.1) && near(hist.copies[RUNS - 1].ms, 0.1 + RUNS),
+          "copy rows without A: %d", hist.n_copies);
     db_history_free(&hist);
     ctx->role[DB_ROLE_GPU]->info.host_unified = unified;
     db_calib_free(&calib);

@@ -178,7 +178,8 @@ static void record_history(history_args *h, const db_profile_row *rows, int n_ro
 {
     char calib[4096], path[4096 + 16];
     db_history_run runs[DB_MAX_STAGES];
-    int n = 0;
+    db_history_copy copies[2 * DB_MAX_ITEMS];
+    int n = 0, n_copies = 0;
     db_status st = h->calib_path ? DB_OK : db_calib_default_path(calib, sizeof calib);
     const char *calib_path = h->calib_path ? h->calib_path : calib;
     if (st == DB_OK && access(calib_path, F_OK) != 0)
@@ -188,10 +189,12 @@ static void record_history(history_args *h, const db_profile_row *rows, int n_ro
     if (st == DB_OK)
         st = db_history_rows(rows, n_rows, keys, h->algo, h->job, h->map, width, height, channels, report, runs,
                              &n);
-    if (st == DB_OK && n > 0)
-        st = db_history_append(path, runs, n);
+    if (st == DB_OK)
+        db_history_copy_rows(rows, n_rows, keys, h->algo, copies, &n_copies);
+    if (st == DB_OK && n + n_copies > 0)
+        st = db_history_append(path, runs, n, copies, n_copies);
     if (st != DB_OK && !h->warned) {
-        fprintf(stderr, "docbin-run: warning: the run's stage times were not added to the history: %s\n",
+        fprintf(stderr, "docbin-run: warning: the run's stage and copy times were not added to the history: %s\n",
                 db_error_message());
         h->warned = true;
     }
