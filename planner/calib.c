@@ -112,19 +112,6 @@ static int find_written(const db_calib *calib, const char *from, const char *to)
     return -1;
 }
 
-/* Grows an array of `elem` bytes to hold one more; 0 when out of memory. */
-static int reserve(void **array, int n, int *cap, size_t elem)
-{
-    if (n < *cap)
-        return 1;
-    int new_cap = *cap ? 2 * *cap : 16;
-    void *p = realloc(*array, (size_t)new_cap * elem);
-    if (!p)
-        return 0;
-    *array = p;
-    *cap = new_cap;
-    return 1;
-}
 
 bool db_calib_is_device_key(const char *s)
 {
@@ -213,7 +200,7 @@ db_status db_calib_put_crossing(db_calib *calib, const db_calib_crossing *entry)
                        entry->from, entry->to, problem);
     int i = find_crossing(calib, entry->from, entry->to, entry->role);
     if (i < 0) {
-        if (!reserve((void **)&calib->crossings, calib->n_crossings, &calib->cap_crossings,
+        if (!db_reserve((void **)&calib->crossings, calib->n_crossings, &calib->cap_crossings,
                      sizeof *calib->crossings))
             return db_fail(DB_ERR_NOMEM, "out of memory recording a calibration");
         i = calib->n_crossings++;
@@ -241,7 +228,7 @@ db_status db_calib_put_written(db_calib *calib, const db_calib_written *entry)
                        entry->from, entry->to, problem);
     int i = find_written(calib, entry->from, entry->to);
     if (i < 0) {
-        if (!reserve((void **)&calib->written, calib->n_written, &calib->cap_written, sizeof *calib->written))
+        if (!db_reserve((void **)&calib->written, calib->n_written, &calib->cap_written, sizeof *calib->written))
             return db_fail(DB_ERR_NOMEM, "out of memory recording a calibration");
         i = calib->n_written++;
     }
@@ -271,7 +258,7 @@ static db_status store_stage(db_calib *calib, const db_calib_stage *entry, bool 
     if (i < 0 && untold && entry->channels == 3) /* older files' rows were timed on the RGB sample pages */
         i = find_stage(calib, entry->device, entry->algo, entry->stage, entry->role, entry->variant, 0);
     if (i < 0) {
-        if (!reserve((void **)&calib->stages, calib->n_stages, &calib->cap_stages, sizeof *calib->stages))
+        if (!db_reserve((void **)&calib->stages, calib->n_stages, &calib->cap_stages, sizeof *calib->stages))
             return db_fail(DB_ERR_NOMEM, "out of memory recording a calibration");
         i = calib->n_stages++;
     }
@@ -292,7 +279,7 @@ db_status db_calib_put_transfer(db_calib *calib, const db_calib_transfer *entry)
                        problem);
     int i = find_transfer(calib, entry->device, entry->dir);
     if (i < 0) {
-        if (!reserve((void **)&calib->transfers, calib->n_transfers, &calib->cap_transfers,
+        if (!db_reserve((void **)&calib->transfers, calib->n_transfers, &calib->cap_transfers,
                      sizeof *calib->transfers))
             return db_fail(DB_ERR_NOMEM, "out of memory recording a calibration");
         i = calib->n_transfers++;

@@ -44,14 +44,8 @@ db_status db_history_path(const char *calib_path, char *path, size_t size)
 
 static db_status add(db_history *h, const db_history_run *run)
 {
-    if (h->n == h->cap) {
-        int cap = h->cap ? 2 * h->cap : 64;
-        db_history_run *p = realloc(h->runs, (size_t)cap * sizeof *p);
-        if (!p)
-            return db_fail(DB_ERR_NOMEM, "out of memory for %d history rows", h->cap ? 2 * h->cap : 64);
-        h->runs = p;
-        h->cap = cap;
-    }
+    if (!db_reserve((void **)&h->runs, h->n, &h->cap, sizeof *h->runs))
+        return db_fail(DB_ERR_NOMEM, "out of memory for %d history rows", h->n + 1);
     h->runs[h->n++] = *run;
     return DB_OK;
 }
@@ -66,14 +60,8 @@ db_status db_history_add(db_history *history, const db_history_run *runs, int n)
 
 static db_status add_copy(db_history *h, const db_history_copy *copy)
 {
-    if (h->n_copies == h->cap_copies) {
-        int cap = h->cap_copies ? 2 * h->cap_copies : 64;
-        db_history_copy *p = realloc(h->copies, (size_t)cap * sizeof *p);
-        if (!p)
-            return db_fail(DB_ERR_NOMEM, "out of memory for %d history copy rows", cap);
-        h->copies = p;
-        h->cap_copies = cap;
-    }
+    if (!db_reserve((void **)&h->copies, h->n_copies, &h->cap_copies, sizeof *h->copies))
+        return db_fail(DB_ERR_NOMEM, "out of memory for %d history copy rows", h->n_copies + 1);
     h->copies[h->n_copies++] = *copy;
     return DB_OK;
 }

@@ -299,6 +299,19 @@ size_t db_memory_size(void)
     return memory_size;
 }
 
+bool db_reserve(void **array, int n, int *cap, size_t elem)
+{
+    if (n < *cap)
+        return true;
+    int new_cap = *cap ? 2 * *cap : 16;
+    void *p = realloc(*array, (size_t)new_cap * elem);
+    if (!p)
+        return false;
+    *array = p;
+    *cap = new_cap;
+    return true;
+}
+
 bool db_cpu_ticks_parse(const char *line, db_cpu_ticks *t)
 {
     /* user nice system idle iowait irq softirq steal; guest time is already in user and nice. */

@@ -83,6 +83,10 @@ bool db_cpu_ticks_now(db_cpu_ticks *t);
 ** when no tick passed between them. */
 double db_cpu_stolen_pct(const db_cpu_ticks *a, const db_cpu_ticks *b);
 
+/* Grows the malloc'd array *array of `elem`-byte entries, holding n of *cap,
+** so that it holds one more (doubling, from 16); false when out of memory. */
+bool db_reserve(void **array, int n, int *cap, size_t elem);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t db_now_ns(void);
 
