@@ -51,9 +51,6 @@ db_status db_box_stats(const double *values, int n, db_box *box)
     return DB_OK;
 }
 
-/* Entries of db_bench.item_copies per run. */
-enum { ITEM_COPIES = DB_MAX_ITEMS * DB_ROLE_COUNT * DB_TRANSFER_DIR_COUNT };
-
 static size_t run_index(const db_bench *b, int image, int map, int run)
 {
     return ((size_t)image * (size_t)b->n_maps + (size_t)map) * (size_t)(b->runs + 1) + (size_t)run;
@@ -112,7 +109,7 @@ static db_status bench_alloc(db_bench *b, const db_bench_options *o)
     b->copy_ms = calloc(n_runs, sizeof *b->copy_ms);
     b->reports = calloc((size_t)o->n_images * (size_t)o->n_maps, sizeof *b->reports);
     b->stolen_pct = malloc((size_t)o->n_images * sizeof *b->stolen_pct);
-    b->item_copies = calloc(n_runs * ITEM_COPIES, sizeof *b->item_copies);
+    b->item_copies = calloc(n_runs * DB_HISTORY_MAX_COPIES, sizeof *b->item_copies);
     if (!b->maps || !b->image_names || !b->width || !b->height || !b->channels || !b->stage_ms || !b->wall_ms ||
         !b->copy_ms || !b->reports || !b->stolen_pct || !b->item_copies)
         goto nomem;
@@ -132,13 +129,13 @@ nomem:
                    o->n_maps);
 }
 
-/* Copies every run's stage spans, copy time and wall time of one cell out of its profile. */
 /* The entry of item `item`'s copies to or from `role` in direction `dir` of run `at` (run_index). */
 static db_bench_copy *item_copy(const db_bench *b, size_t at, int item, db_role role, db_transfer_dir dir)
 {
     return &b->item_copies[((at * DB_MAX_ITEMS + (size_t)item) * DB_ROLE_COUNT + role) * DB_TRANSFER_DIR_COUNT + dir];
 }
 
+/* Copies every run's stage spans, copy time (in all and by item) and wall time of one cell out of its profile. */
 static db_status collect(db_bench *b, int image, int map, const db_profile *prof)
 {
     const db_algo *algo = b->algo;
@@ -312,7 +309,7 @@ db_status db_bench_history(const db_bench *b, int image, int skip, const db_cont
         if (st == DB_OK)
             st = db_history_add(history, out, n);
         /* The run's copies, as db_profile_run_rows would give them. */
-        db_profile_row copy_rows[ITEM_COPIES];
+        db_profile_row copy_rows[DB_HISTORY_MAX_COPIES];
         int n_copy_rows = 0;
         size_t at = run_index(b, image, m, run);
         for (int item = 0; item < algo->n_items && item < DB_MAX_ITEMS && b->item_copies; item++)
@@ -326,7 +323,7 @@ db_status db_bench_history(const db_bench *b, int image, int skip, const db_cont
                                             .role = (db_role)r, .busy_ms = c->ms, .bytes = (size_t)c->bytes};
                     snprintf(row->stage, sizeof row->stage, "%s", algo->items[item].name);
                 }
-        db_history_copy copies[2 * DB_MAX_ITEMS];
+        db_history_copy copies[DB_HISTORY_MAX_COPIES];
         int n_copies = 0;
         db_history_copy_rows(copy_rows, n_copy_rows, (const char (*)[17])keys, algo, copies, &n_copies);
         if (st == DB_OK)

@@ -466,7 +466,7 @@ void db_history_copy_rows(const db_profile_row *rows, int n_rows, const char (*k
                           db_history_copy *out, int *n)
 {
     *n = 0;
-    for (int i = 0; i < n_rows && *n < 2 * DB_MAX_ITEMS; i++) {
+    for (int i = 0; i < n_rows && *n < DB_HISTORY_MAX_COPIES; i++) {
         const db_profile_row *row = &rows[i];
         if (row->kind == DB_REC_KERNEL || row->bytes == 0 || row->busy_ms <= 0)
             continue;

@@ -153,10 +153,13 @@ db_status db_history_rows(const db_profile_row *rows, int n_rows, const char (*k
                           const db_job *job, const db_map *map, int width, int height, int channels,
                           const db_report *report, db_history_run *out, int *n);
 
+/* The most copy rows one run has: each item, each role, each direction. */
+enum { DB_HISTORY_MAX_COPIES = DB_MAX_ITEMS * DB_ROLE_COUNT * DB_TRANSFER_DIR_COUNT };
+
 /* The copy rows of one run from its profile rows (db_profile_run_rows): one per
 ** item copied in each direction between the host and a device that does not
 ** share host memory (a row with bytes), keyed by keys[role]. *n is the count
-** (at most 2 * DB_MAX_ITEMS rows go to `out`). */
+** (at most DB_HISTORY_MAX_COPIES rows go to `out`). */
 void db_history_copy_rows(const db_profile_row *rows, int n_rows, const char (*keys)[17], const db_algo *algo,
                           db_history_copy *out, int *n);
 

@@ -534,7 +534,7 @@ static void test_copies(void)
         {.kind = DB_REC_TO_DEVICE, .stage = "image", .role = DB_ROLE_GPU, .busy_ms = 0.05, .bytes = 1292236},
     };
     const char keys[DB_ROLE_COUNT][17] = {"aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"};
-    db_history_copy out[2 * DB_MAX_ITEMS];
+    db_history_copy out[DB_HISTORY_MAX_COPIES];
     int n = 0;
     db_history_copy_rows(prof, 4, keys, niblack, out, &n);
     CHECK(n == 2 && !strcmp(out[0].item, "sums") && out[0].dir == DB_D2H && out[0].bytes == 20676096 &&

@@ -1116,12 +1116,12 @@ static void test_after_others(void)
     db_history_free(&hist);
     /* Copies: C's runs copied binary out of the gpu at 0.1 ms a run plus the run,
     ** A's the image into it: without A, C's timed runs' copies, in order. */
-    enum { COPIES_PER_RUN = DB_MAX_ITEMS * DB_ROLE_COUNT * DB_TRANSFER_DIR_COUNT };
-    static db_bench_copy item_copies[MAPS * (RUNS + 1) * COPIES_PER_RUN];
+    static db_bench_copy item_copies[MAPS * (RUNS + 1) * DB_HISTORY_MAX_COPIES];
     const int binary = 3, image = 0; /* otsu's items: image, gray, histogram, binary */
     CHECK(!strcmp(otsu->items[binary].name, "binary") && !strcmp(otsu->items[image].name, "image"), "otsu's items");
     for (int run = 0; run <= RUNS; run++) {
-        size_t c_at = (size_t)(2 * (RUNS + 1) + run) * COPIES_PER_RUN, a_at = (size_t)run * COPIES_PER_RUN;
+        size_t c_at = (size_t)(2 * (RUNS + 1) + run) * DB_HISTORY_MAX_COPIES;
+        size_t a_at = (size_t)run * DB_HISTORY_MAX_COPIES;
         item_copies[c_at + ((size_t)binary * DB_ROLE_COUNT + DB_ROLE_GPU) * DB_TRANSFER_DIR_COUNT + DB_D2H] =
             (db_bench_copy){.bytes = w * h, .ms = 0.1 + run};
         item_copies[a_at + ((size_t)image * DB_ROLE_COUNT + DB_ROLE_GPU) * DB_TRANSFER_DIR_COUNT + DB_H2D] =

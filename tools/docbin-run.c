@@ -178,7 +178,7 @@ static void record_history(history_args *h, const db_profile_row *rows, int n_ro
 {
     char calib[4096], path[4096 + 16];
     db_history_run runs[DB_MAX_STAGES];
-    db_history_copy copies[2 * DB_MAX_ITEMS];
+    db_history_copy copies[DB_HISTORY_MAX_COPIES];
     int n = 0, n_copies = 0;
     db_status st = h->calib_path ? DB_OK : db_calib_default_path(calib, sizeof calib);
     const char *calib_path = h->calib_path ? h->calib_path : calib;
