@@ -7,6 +7,9 @@ measured map, and per algorithm and image how many maps are predicted within
 20% of their measured median: from the calibration alone, and (logs that have
 the column) from the calibration and the timed runs of the page's other maps;
 with --all, every prediction, and each map's copies predicted and measured where the log has them.
+Where the log says how much of the machine's CPU time the hypervisor took while a page's maps ran
+(docbin-bench prints it from /proc/stat), a column gives it, and a line counts the maps within 20% on
+pages where it took 1% or more against the others.
 Last, how consistent the measurement was: of the stage medians above 0.05 ms,
 how many are more than 20% off the median of the same stage on the same role
 over the maps of that algorithm and image (the same work, measured in other maps).
@@ -40,6 +43,17 @@ def stage_consistency(path):
             total += 1
             off += med > 0.05 and abs(v / med - 1) > 0.2
     return off, total
+
+
+def stolen(path):
+    """{(algo, image file name): percent} from docbin-bench's lines on the hypervisor's share."""
+    line_re = re.compile(r"^(\S+) (\S+): the hypervisor took ([0-9.]+)% of the machine's CPU time while its maps ran")
+    out = {}
+    for line in open(path):
+        m = line_re.match(line)
+        if m:
+            out[(m.group(1), m.group(2).rsplit("/", 1)[-1])] = float(m.group(3))
+    return out
 
 
 def parse(path):
@@ -86,10 +100,13 @@ def main():
     print()
     has_after = any(r[3] is not None for b in blocks for r in b["rows"])
     has_copies = any(r[4] is not None for b in blocks for r in b["rows"])
+    steal = stolen(sys.argv[1])
     print("| algorithm | image | maps within 20% | median abs. error | largest abs. error (map) |"
-          + (" after other maps: within 20% | its largest abs. error (map) |" if has_after else ""))
-    print("|---|---|---|---|---|" + ("---|---|" if has_after else ""))
+          + (" after other maps: within 20% | its largest abs. error (map) |" if has_after else "")
+          + (" CPU time stolen |" if steal else ""))
+    print("|---|---|---|---|---|" + ("---|---|" if has_after else "") + ("---|" if steal else ""))
     within = within_after = total = 0
+    by_steal = {True: [0, 0], False: [0, 0]}  # stolen >= 1%: [within 20%, maps]
     for b in blocks:
         errs = [(100 * (p - m) / m, name) for name, p, m, _, _ in b["rows"]]
         if not errs:
@@ -107,11 +124,20 @@ def main():
             within_after += ok_after
             worst = max(after, key=lambda x: abs(x[0]))
             line += f" {ok_after} of {len(after)} | {worst[0]:+.1f}% ({worst[1]}) |"
+        if steal:
+            pct = steal.get((b["algo"], b["image"]))
+            line += f" {pct:.2f}% |" if pct is not None else " - |"
+            if pct is not None:
+                by_steal[pct >= 1][0] += ok
+                by_steal[pct >= 1][1] += len(errs)
         print(line)
     print()
     print(f"overall: {within} of {total} map predictions within 20%")
     if has_after:
         print(f"after the page's other maps ran: {within_after} of {total} within 20%")
+    if steal:
+        print(f"on pages where the hypervisor took 1% or more of the CPU time: {by_steal[True][0]} of "
+              f"{by_steal[True][1]} within 20%; on the others: {by_steal[False][0]} of {by_steal[False][1]}")
     off, stages = stage_consistency(sys.argv[1])
     print(f"stage medians more than 20% off their median over the maps: {off} of {stages}")
     if "--all" in sys.argv:
