@@ -15,14 +15,8 @@
 
 static db_status push(db_batch_list *list, const char *path, size_t len)
 {
-    if (list->n == list->cap) {
-        int cap = list->cap ? list->cap * 2 : 64;
-        char **bigger = realloc(list->inputs, (size_t)cap * sizeof *bigger);
-        if (!bigger)
-            return db_fail(DB_ERR_NOMEM, "out of memory listing %d inputs", list->n);
-        list->inputs = bigger;
-        list->cap = cap;
-    }
+    if (!db_reserve((void **)&list->inputs, list->n, &list->cap, sizeof *list->inputs))
+        return db_fail(DB_ERR_NOMEM, "out of memory listing %d inputs", list->n);
     char *copy = strndup(path, len);
     if (!copy)
         return db_fail(DB_ERR_NOMEM, "out of memory listing %d inputs", list->n);

@@ -28,14 +28,8 @@ void db_profile_add(db_profile *prof, cl_event ev, db_record_kind kind, const ch
 {
     if (!prof || !ev)
         return;
-    if (prof->n == prof->cap) {
-        int cap = prof->cap ? prof->cap * 2 : 64;
-        db_record *rec = realloc(prof->rec, (size_t)cap * sizeof *rec);
-        if (!rec)
-            return; /* profiling is best effort: a lost record never fails a run */
-        prof->rec = rec;
-        prof->cap = cap;
-    }
+    if (!db_reserve((void **)&prof->rec, prof->n, &prof->cap, sizeof *prof->rec))
+        return; /* profiling is best effort: a lost record never fails a run */
     db_record *r = &prof->rec[prof->n++];
     memset(r, 0, sizeof *r);
     r->kind = kind;
