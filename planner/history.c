@@ -1,5 +1,5 @@
 /*
-** history.c — the per-host history of measured stage times (history.h).
+** history.c — the per-host history of measured stage and copy times (history.h).
 */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
-** history.h — stage times measured by ordinary runs, kept beside the
+** history.h — stage and copy times measured by ordinary runs, kept beside the
 ** calibration file, so that --map auto improves with use.
 **
 ** Calibration times stages on synthetic pages; real pages cost what their
