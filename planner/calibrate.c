@@ -53,6 +53,8 @@ typedef struct pool {
     int n;                 /* members */
     char algo[MAX_MEMBERS][DB_CALIB_NAME];
     db_cost_sample samples[MAX_MEMBERS][DB_CALIBRATE_MAX_SIZES];
+    size_t staged[MAX_MEMBERS][DB_CALIBRATE_MAX_SIZES][2]; /* the host's share: the page's and the result's
+                                                              bytes, whose staging copies its samples hold */
 } pool;
 
 /* Shared state of one calibration: the options, the progress count, the pages,
@@ -74,9 +76,11 @@ typedef struct calib_state {
 
 /* Adds `samples` of the stage row `row` (of one algorithm), whose implementation
 ** is `impl`, or for the host's share whose algorithm's host group is `group`,
-** to the pool of its key, opening the pool if it is the first. */
+** to the pool of its key, opening the pool if it is the first. The host's
+** share comes with `staged`: per size, the bytes of the page and of the result
+** whose staging copies its samples still hold (NULL for a stage). */
 static db_status pool_add(calib_state *c, db_stage_fn impl, const char *group, const db_calib_stage *row,
-                          const db_cost_sample *samples)
+                          const db_cost_sample *samples, const size_t (*staged)[2])
 {
     pool *p = NULL;
     for (int i = 0; i < c->n_pools && !p; i++) {
@@ -102,12 +106,18 @@ static db_status pool_add(calib_state *c, db_stage_fn impl, const char *group, c
                        "(--algo) a time", MAX_MEMBERS, row->stage);
     snprintf(p->algo[p->n], sizeof p->algo[p->n], "%s", row->algo);
     memcpy(p->samples[p->n], samples, sizeof p->samples[p->n]);
+    if (staged)
+        memcpy(p->staged[p->n], staged, sizeof p->staged[p->n]);
+    else
+        memset(p->staged[p->n], 0, sizeof p->staged[p->n]);
     p->n++;
     return DB_OK;
 }
 
 /* Fits each pool to the per-size medians of its members' samples and puts
-** that model in every member's row. */
+** that model in every member's row. The host's share is taken net of the
+** staging copies of out's staging row first: below zero where that row
+** predicts more than the whole share, nothing is left for the host. */
 static db_status pools_fit(calib_state *c, db_calib *out)
 {
     const int n_sizes = c->o->n_sizes;
@@ -120,6 +130,9 @@ static db_status pools_fit(calib_state *c, db_calib *out)
             for (int m = 0; m < p->n; m++) {
                 ms[m] = p->samples[m][k].ms;
                 of_ms[m] = p->samples[m][k].of_ms;
+                if (p->group && out->has_staging)
+                    ms[m] = fmax(0, ms[m] - db_transfer_predict(&out->staging, (double)p->staged[m][k][0]) -
+                                        db_transfer_predict(&out->staging, (double)p->staged[m][k][1]));
             }
             db_box a, b;
             st = db_box_stats(ms, p->n, &a);
@@ -203,12 +216,12 @@ static double stage_span(const db_profile *prof, int run, const char *stage, db_
     return 0;
 }
 
-/* The host's share of run `run` of `prof` (calib.h, DB_CALIB_HOST_STAGE): its
-** wall time less its commands' spans, the copies of devices that do not share
-** host memory and the staging copies of `in_bytes` and `out_bytes`, as the
-** planner's simulator adds them up for a map with every stage on one role. */
-static double host_share(const db_profile *prof, int run, const db_context *ctx, const db_calib *calib,
-                         size_t in_bytes, size_t out_bytes)
+/* The host's share of run `run` of `prof` (calib.h, DB_CALIB_HOST_STAGE) with
+** its staging copies still in it: its wall time less its commands' spans and
+** the copies of devices that do not share host memory, as the planner's
+** simulator adds them up for a map with every stage on one role (pools_fit
+** takes the staging copies off). */
+static double host_share(const db_profile *prof, int run, const db_context *ctx)
 {
     enum { MAX_ROWS = 4 * DB_MAX_STAGES + 4 * DB_MAX_ITEMS };
     db_profile_row rows[MAX_ROWS];
@@ -217,9 +230,6 @@ static double host_share(const db_profile *prof, int run, const db_context *ctx,
     for (int i = 0; i < n && i < MAX_ROWS; i++)
         if (rows[i].kind == DB_REC_KERNEL || !ctx->role[rows[i].role]->info.host_unified)
             ms -= rows[i].span_ms;
-    if (calib->has_staging)
-        ms -= db_transfer_predict(&calib->staging, (double)in_bytes) +
-              db_transfer_predict(&calib->staging, (double)out_bytes);
     return ms;
 }
 
@@ -310,6 +320,7 @@ static db_status calibrate_pages(calib_state *c, const db_algo *algo, const db_m
     const char *variant = algo->n_variants ? algo->variants[job->variant] : "-";
     enum { MAX_PAGES = 2 * DB_CALIBRATE_MAX_SIZES };
     db_cost_sample samples[DB_MAX_STAGES][MAX_PAGES], host[DB_CALIBRATE_MAX_SIZES];
+    size_t staged[DB_CALIBRATE_MAX_SIZES][2] = {{0}};
     double work[DB_MAX_STAGES][MAX_PAGES];
     double spans[DB_PROFILE_MAX_RUNS];
     int one_role = 1;
@@ -346,15 +357,13 @@ static db_status calibrate_pages(calib_state *c, const db_algo *algo, const db_m
             samples[s][k] = (db_cost_sample){.size = (double)w * h, .ms = box.median, .of_ms = wall.median};
         }
         if (st == DB_OK && one_role && k < o->n_sizes) {
-            size_t in = db_item_bytes(&algo->items[algo->input], job, w, h, channels);
-            size_t res = db_item_bytes(&algo->items[algo->output], job, w, h, channels);
+            staged[k][0] = db_item_bytes(&algo->items[algo->input], job, w, h, channels);
+            staged[k][1] = db_item_bytes(&algo->items[algo->output], job, w, h, channels);
             for (int run = 1; run <= runs[k]; run++)
-                spans[run - 1] = host_share(prof[k], run, c->ctx, out, in, res);
+                spans[run - 1] = host_share(prof[k], run, c->ctx);
             db_box box;
             st = db_box_stats(spans, runs[k], &box);
-            /* Below zero where the staging model over-predicts the copies: nothing is left for the host. */
-            host[k] = (db_cost_sample){.size = (double)w * h, .ms = box.median > 0 ? box.median : 0,
-                                       .of_ms = wall.median};
+            host[k] = (db_cost_sample){.size = (double)w * h, .ms = box.median, .of_ms = wall.median};
         }
     }
     for (int k = 0; k < n; k++)
@@ -377,7 +386,7 @@ static db_status calibrate_pages(calib_state *c, const db_algo *algo, const db_m
         snprintf(e.variant, sizeof e.variant, "%s", variant);
         memcpy(e.kernel_hash, hash[s], sizeof e.kernel_hash);
         if (!algo->stages[s].work) {
-            if ((st = pool_add(c, algo->stages[s].impl[r], NULL, &e, samples[s])) != DB_OK)
+            if ((st = pool_add(c, algo->stages[s].impl[r], NULL, &e, samples[s], NULL)) != DB_OK)
                 return st;
             continue;
         }
@@ -414,7 +423,7 @@ static db_status calibrate_pages(calib_state *c, const db_algo *algo, const db_m
     snprintf(e.variant, sizeof e.variant, "%s", variant);
     st = db_algo_kernel_hash(algo, e.kernel_hash);
     if (st == DB_OK)
-        st = pool_add(c, NULL, algo->host_group ? algo->host_group : algo->name, &e, host);
+        st = pool_add(c, NULL, algo->host_group ? algo->host_group : algo->name, &e, host, staged);
     if (st != DB_OK) {
         char why[1024];
         snprintf(why, sizeof why, "%s", db_error_message());
@@ -521,28 +530,24 @@ static db_status time_copy(calib_state *c, size_t bytes, int fill, double *ms)
     return st;
 }
 
-/* Times the host's copies of each transfer size (db_copy_rows) into samples[]. */
-static db_status time_staging(calib_state *c, db_cost_sample *samples)
-{
-    const db_calibrate_options *o = c->o;
-    for (int k = 0; k < o->n_transfer_sizes; k++) {
-        size_t bytes = o->transfer_bytes[k];
-        progress(c, "host copies of %zu bytes, %d runs", bytes, o->runs + 1);
-        samples[k].size = (double)bytes;
-        db_status st = time_copy(c, bytes, (int)k + 1, &samples[k].ms);
-        if (st != DB_OK)
-            return st;
-    }
-    return DB_OK;
-}
-
 /* The host's copies of a page into staging memory and of the result out of it
-** (db_copy_rows), which every run pays before and after its device work. */
+** (db_copy_rows), which every run pays before and after its device work:
+** fitted to each transfer size's median over the checkpoints' rounds so far
+** (calibrate.h). */
 static db_status calibrate_staging(calib_state *c, db_calib *out)
 {
+    const db_calibrate_checks *k = &c->checks;
     db_cost_sample samples[DB_CALIBRATE_MAX_SIZES];
+    double rounds[DB_CALIBRATE_MAX_CHECKS];
     db_transfer_model m;
-    db_status st = time_staging(c, samples);
+    db_status st = DB_OK;
+    for (int s = 0; s < c->o->n_transfer_sizes && st == DB_OK; s++) {
+        db_box box;
+        for (int i = 0; i < k->n; i++)
+            rounds[i] = k->at[i].staging_ms[s];
+        st = db_box_stats(rounds, k->n, &box);
+        samples[s] = (db_cost_sample){.size = (double)c->o->transfer_bytes[s], .ms = box.median};
+    }
     if (st == DB_OK)
         st = db_transfer_fit(samples, c->o->n_transfer_sizes, &m);
     if (st == DB_OK)
@@ -606,8 +611,10 @@ static size_t largest_transfer(const db_calibrate_options *o)
 }
 
 /* A check of the host's speed at one moment of the calibration (`when`): the
-** largest staging copy, and a kernel on each device that shares host memory
-** writing as many bytes (db_buffer_time_fills), into c->checks. The
+** staging copies of each transfer size (a round of the staging row), of which
+** the largest gives the host's copy speed, and a kernel on each device that
+** shares host memory writing as many bytes (db_buffer_time_fills), into
+** c->checks. The
 ** calibration takes one when it begins, one after each algorithm and one when
 ** it ends, so that a speed that moved and came back between the first and the
 ** last is seen too. Past DB_CALIBRATE_MAX_CHECKS, each replaces the last.
@@ -618,8 +625,13 @@ static db_status checkpoint(calib_state *c, const char *when)
     db_calibrate_checks *k = &c->checks;
     k->bytes = largest_transfer(c->o);
     int i = k->n < DB_CALIBRATE_MAX_CHECKS ? k->n++ : DB_CALIBRATE_MAX_CHECKS - 1;
-    double ms;
-    db_status st = time_copy(c, k->bytes, 1, &ms);
+    double ms = 0;
+    db_status st = DB_OK;
+    for (int s = 0; s < c->o->n_transfer_sizes && st == DB_OK; s++) {
+        st = time_copy(c, c->o->transfer_bytes[s], s + 1, &k->at[i].staging_ms[s]);
+        if (c->o->transfer_bytes[s] == k->bytes)
+            ms = k->at[i].staging_ms[s];
+    }
     if (st == DB_OK)
         st = time_fills(c, k->bytes, k->at[i].fill_gbs);
     if (st != DB_OK)
@@ -932,18 +944,15 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
         written += ctx->role[r] && !ctx->role[r]->info.host_unified && writer && writer->info.host_unified;
     }
     size_t sizes[WRITTEN_SIZES];
-    c.steps += (copiers + 1) * o->n_transfer_sizes + written * WRITTEN_ROUNDS * written_sizes(o, sizes) +
+    c.steps += copiers * o->n_transfer_sizes + written * WRITTEN_ROUNDS * written_sizes(o, sizes) +
                (roles == DB_ROLE_COUNT ? DB_ROLE_COUNT : 0);
 
     if (!(c.pools = calloc(MAX_POOLS, sizeof(pool))))
         return db_fail(DB_ERR_NOMEM, "out of memory for the calibration's stage samples");
-    /* The staging copies first: the host's share of each run is measured net of them. */
-    st = calibrate_staging(&c, out);
     /* A kernel's first runs on a fresh device and buffer ran 20% slower than the
     ** later ones on PoCL, after their warm-up run too: a first round is dropped. */
     double dropped[DB_ROLE_COUNT];
-    if (st == DB_OK)
-        st = time_fills(&c, largest_transfer(o), dropped);
+    st = time_fills(&c, largest_transfer(o), dropped);
     if (st == DB_OK)
         st = checkpoint(&c, "when the calibration began");
     for (int a = 0; a < n_algos && st == DB_OK; a++) {
@@ -969,6 +978,9 @@ db_status db_calibrate(db_context *ctx, const db_calibrate_options *o, db_calib 
         if (st == DB_OK)
             st = checkpoint(&c, when);
     }
+    /* The host's shares are fitted net of the staging copies. */
+    if (st == DB_OK)
+        st = calibrate_staging(&c, out);
     if (st == DB_OK)
         st = pools_fit(&c, out);
     for (int r = 0; r < DB_ROLE_COUNT && st == DB_OK; r++)

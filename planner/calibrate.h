@@ -20,10 +20,17 @@
 ** staging memory on its transfer queue as the runtime copies. A device that
 ** shares host memory (PoCL) gets no transfer rows: its copies are maps, which
 ** the planner counts as free. The host's own copies of a page into staging
-** memory and of the result out of it (db_copy_rows, paid by every run whatever the
-** map) are timed at the same sizes: the staging row. Where the other role's
-** device shares host memory, copies into a device of its own are timed again
-** right after a kernel on that other device wrote the buffer: the written row.
+** memory and of the result out of it (db_copy_rows, paid by every run whatever
+** the map) are timed at the same sizes in a round at each checkpoint (below)
+** and fitted, after the last algorithm's, to each size's median over the
+** rounds so far: the staging row. Timed once, at the start, its fit gave a 1
+** MiB copy 0.23 ms where the calibration just before on the same host gave
+** 0.07, and small pages' all-GPU maps came out 27 to 39% long
+** (bench/results/planner-h100.md, run 62). The host's share of each run is
+** measured gross, and the staging copies are taken off it once their row is
+** fitted. Where the other role's device shares host memory, copies into a
+** device of its own are timed again right after a kernel on that other device
+** wrote the buffer: the written row.
 **
 ** With both roles bound, the cost of a crossing into each role comes last
 ** (calib.h's crossing rows): the cheapest algorithm being calibrated whose
@@ -72,6 +79,8 @@ typedef struct db_calibrate_checks {
         double stolen_pct;              /* the percentage of the machine's CPU time the hypervisor took
                                            since the checkpoint before (db_cpu_stolen_pct); -1: unknown,
                                            or the first */
+        double staging_ms[DB_CALIBRATE_MAX_SIZES]; /* the host's copy (db_copy_rows) of each of the
+                                                      options' transfer_bytes, ms: a round of the staging row */
     } at[DB_CALIBRATE_MAX_CHECKS];
 } db_calibrate_checks;
 

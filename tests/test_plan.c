@@ -1261,6 +1261,36 @@ static void test_calibrate_pooled(void)
     for (int i = 1; i < checks.n && i < 5; i++)
         CHECK(known ? checks.at[i].stolen_pct >= 0 && checks.at[i].stolen_pct <= 100 : checks.at[i].stolen_pct == -1,
               "checkpoint %d: stolen %g%% (want %s)", i, checks.at[i].stolen_pct, known ? "0 to 100" : "-1");
+    /* The staging row: each copy size's median over the rounds of the checkpoints before the rows were
+    ** fitted (the start and after each algorithm, not the end), and the largest round's copy is the
+    ** checkpoint's speed. */
+    db_cost_sample staged[DB_CALIBRATE_MAX_SIZES];
+    for (int s = 0; s < o.n_transfer_sizes; s++) {
+        double x[4];
+        for (int i = 0; i < 4; i++)
+            x[i] = checks.at[i].staging_ms[s];
+        for (int i = 1; i < 4; i++) /* insertion sort of the four rounds */
+            for (int j = i; j > 0 && x[j - 1] > x[j]; j--) {
+                double t = x[j];
+                x[j] = x[j - 1];
+                x[j - 1] = t;
+            }
+        staged[s] = (db_cost_sample){.size = (double)o.transfer_bytes[s], .ms = (x[1] + x[2]) / 2};
+        for (int i = 0; i < checks.n && i < 5; i++)
+            CHECK(checks.at[i].staging_ms[s] > 0, "checkpoint %d: staging copy of %zu bytes took %g ms", i,
+                  o.transfer_bytes[s], checks.at[i].staging_ms[s]);
+    }
+    for (int i = 0; i < checks.n && i < 5; i++) {
+        double gbs = (double)largest / (checks.at[i].staging_ms[o.n_transfer_sizes - 1] * 1e6);
+        CHECK(fabs(checks.at[i].copy_gbs - gbs) <= 1e-9 * gbs, "checkpoint %d: copies %g GB/s, its largest "
+              "staging copy %g", i, checks.at[i].copy_gbs, gbs);
+    }
+    db_transfer_model want;
+    CHECK(db_transfer_fit(staged, o.n_transfer_sizes, &want) == DB_OK, "fit: %s", db_error_message());
+    CHECK(out.has_staging && fabs(out.staging.latency_ms - want.latency_ms) <= 1e-9 * (1 + fabs(want.latency_ms)) &&
+              fabs(out.staging.bandwidth_gbs - want.bandwidth_gbs) <= 1e-9 * want.bandwidth_gbs,
+          "staging row %g ms + %g GB/s, the rounds' medians give %g ms + %g GB/s", out.staging.latency_ms,
+          out.staging.bandwidth_gbs, want.latency_ms, want.bandwidth_gbs);
     int shared = 0, own = 0;
     for (int i = 0; i < out.n_stages; i++) {
         const db_calib_stage *a = &out.stages[i];

@@ -252,7 +252,8 @@ static int calibrate(const request *rq)
         }
         printf("the host's speed, GB/s: its copy of %zu bytes, and a kernel writing as many on each role whose "
                "device shares host memory; 'stolen': the machine's CPU time the hypervisor took since the "
-               "checkpoint before\n", checks.bytes);
+               "checkpoint before; 'staging': the host's copies of each transfer size, ms (the staging row's "
+               "rounds)\n", checks.bytes);
         for (int i = 0; i < checks.n; i++) {
             printf("  %-28s copy %7.1f", checks.at[i].when, checks.at[i].copy_gbs);
             for (int r = 0; r < DB_ROLE_COUNT; r++)
@@ -260,6 +261,9 @@ static int calibrate(const request *rq)
                     printf("  %s %7.1f", db_role_name((db_role)r), checks.at[i].fill_gbs[r]);
             if (checks.at[i].stolen_pct >= 0)
                 printf("  stolen %5.2f%%", checks.at[i].stolen_pct);
+            printf("  staging");
+            for (int k = 0; k < opts.n_transfer_sizes; k++)
+                printf(" %.3f", checks.at[i].staging_ms[k]);
             printf("\n");
         }
         printf("%d stage rows and %d transfer rows merged into %s (%d and %d in all)\n", fresh.n_stages,
