@@ -3,14 +3,14 @@
 ** names and shards.
 */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include "runtime/batch.h"
+#include "runtime/image.h"
 #include "runtime/util.h"
 
 static db_status push(db_batch_list *list, const char *path, size_t len)
@@ -51,70 +51,21 @@ static db_status add_list_file(db_batch_list *list, const char *path)
     return st;
 }
 
-static bool image_name(const char *name)
-{
-    static const char *const exts[] = {".png", ".pnm", ".pgm", ".ppm", ".pbm"};
-    size_t len = strlen(name);
-    if (name[0] == '.')
-        return false;
-    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)
-        if (len > 4 && !strcasecmp(name + len - 4, exts[i]))
-            return true;
-    return false;
-}
-
-static int compare_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
+/* The image files of `dir` (db_image_list_dir), in name order. */
 static db_status add_directory(db_batch_list *list, const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return db_fail(DB_ERR_IO, "cannot read directory %s: %s", dir, strerror(errno));
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    db_status st = DB_OK;
-    struct dirent *e;
-    while (st == DB_OK && (e = readdir(d))) {
-        if (!image_name(e->d_name))
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 256;
-            char **bigger = realloc(names, cap * sizeof *bigger);
-            if (!bigger) {
-                st = db_fail(DB_ERR_NOMEM, "out of memory listing directory %s", dir);
-                break;
-            }
-            names = bigger;
-        }
-        if (!(names[n] = strdup(e->d_name)))
-            st = db_fail(DB_ERR_NOMEM, "out of memory listing directory %s", dir);
-        else
-            n++;
-    }
-    closedir(d);
-    if (st == DB_OK)
-        qsort(names, n, sizeof *names, compare_names);
+    char **names;
+    size_t n;
+    db_status st = db_image_list_dir(dir, &names, &n);
     size_t dir_len = strlen(dir);
     bool slash = dir_len && dir[dir_len - 1] == '/';
     for (size_t i = 0; i < n && st == DB_OK; i++) {
         char path[PATH_MAX];
         int len = snprintf(path, sizeof path, "%s%s%s", dir, slash ? "" : "/", names[i]);
-        if (len >= (int)sizeof path) {
-            st = db_fail(DB_ERR_IO, "%s/%s: path too long", dir, names[i]);
-            break;
-        }
-        /* Only plain files (or links to them): a subdirectory named x.png is not an image. */
-        struct stat sb;
-        if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-            continue;
-        st = push(list, path, (size_t)len);
+        st = len < (int)sizeof path ? push(list, path, (size_t)len)
+                                    : db_fail(DB_ERR_IO, "%s/%s: path too long", dir, names[i]);
     }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
+    db_image_list_free(names, n);
     return st;
 }
 

@@ -75,6 +75,27 @@ enum { DB_IMAGE_PEEK_BYTES = 4096 };
 /* Reads an image from memory; `name` is used in error messages. */
 db_image *db_image_read_memory(const uint8_t *bytes, size_t size, const char *name);
 
+/* The file name extensions, with their dot, that name the formats docbin reads
+** and writes (DB_FILE_AUTO's): .png, .pbm, .pgm, .ppm, .pnm. */
+enum { DB_IMAGE_N_EXTS = 5 };
+extern const char *const db_image_exts[DB_IMAGE_N_EXTS];
+
+/* The extension of file name `name` (its last dot after its last slash, with
+** the dot) when it is one of db_image_exts in any case, else NULL. */
+const char *db_image_file_ext(const char *name);
+
+/* The image files of directory `dir`: its entries whose name has an extension
+** of db_image_exts and does not start with a dot, less those that are not
+** regular files (a directory named x.png; one that cannot be examined, a
+** dangling link, stays, so that reading it says what is wrong). File names
+** only, sorted by strcmp so that every run over a directory goes in the same
+** order; *names is NULL when there are none. Free with db_image_list_free.
+** Errors name `dir`. */
+db_status db_image_list_dir(const char *dir, char ***names, size_t *count);
+
+/* Frees what db_image_list_dir returned; NULL is allowed. */
+void db_image_list_free(char **names, size_t count);
+
 /* Writes `img` to `path` atomically (temporary file in the same directory,
 ** then rename). For gray images `bits` chooses 1 (black iff value < 128;
 ** PNG 1-bit gray or PBM P4) or 8 (PNG 8-bit gray or PGM P5); RGB images are

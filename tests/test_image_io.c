@@ -1218,6 +1218,52 @@ done:
     db_image_free(rgb);
 }
 
+/* A directory's images: the extensions in any case, hidden files, other
+** names and a subdirectory named like an image left out, a dangling link
+** kept (reading it says what is wrong), the names in strcmp order. */
+static void test_list_dir(void)
+{
+    CHECK(db_image_file_ext("page.PNG") && !strcmp(db_image_file_ext("page.PNG"), ".PNG"));
+    CHECK(db_image_file_ext("a.tar.pgm") && !strcmp(db_image_file_ext("a.tar.pgm"), ".pgm"));
+    CHECK(db_image_file_ext("scans/page.ppm") && !strcmp(db_image_file_ext("scans/page.ppm"), ".ppm"));
+    CHECK(!db_image_file_ext("page.jpg") && !db_image_file_ext("page") && !db_image_file_ext("pages.png/x") &&
+          !db_image_file_ext("page.png.bak"));
+
+    char dir[512], path[1024];
+    path_of(dir, sizeof dir, "list");
+    CHECK(mkdir(dir, 0755) == 0);
+    const char *files[] = {"b.png", "a.PGM", "c.ppm", "e.pnm", "f.pbm", ".hidden.png", "notes.txt", "png"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        FILE *f = fopen(path, "wb");
+        CHECK(f && fclose(f) == 0);
+    }
+    snprintf(path, sizeof path, "%s/sub.png", dir);
+    CHECK(mkdir(path, 0755) == 0);
+    snprintf(path, sizeof path, "%s/d.png", dir);
+    CHECK(symlink("missing.png", path) == 0);
+
+    char **names = NULL;
+    size_t n = 0;
+    CHECK(db_image_list_dir(dir, &names, &n) == DB_OK);
+    const char *want[] = {"a.PGM", "b.png", "c.ppm", "d.png", "e.pnm", "f.pbm"};
+    int same = n == sizeof want / sizeof want[0];
+    for (size_t i = 0; same && i < n; i++)
+        same = !strcmp(names[i], want[i]);
+    CHECK(same);
+    if (!same)
+        for (size_t i = 0; i < n; i++)
+            fprintf(stderr, "  listed %s\n", names[i]);
+    db_image_list_free(names, n);
+
+    /* A directory with no image, and one that is missing: the latter an error naming it. */
+    path_of(dir, sizeof dir, "list/sub.png");
+    CHECK(db_image_list_dir(dir, &names, &n) == DB_OK && n == 0 && names == NULL);
+    path_of(dir, sizeof dir, "no-such-dir");
+    CHECK(db_image_list_dir(dir, &names, &n) == DB_ERR_IO && strstr(db_error_message(), dir) && n == 0 &&
+          names == NULL);
+}
+
 int main(void)
 {
     umask(022);
@@ -1234,6 +1280,7 @@ int main(void)
     test_bad_files();
     test_bad_writes();
     test_peek();
+    test_list_dir();
     remove_tree(temp_dir);
     if (failures) {
         fprintf(stderr, "test_image_io: %d of %d checks failed\n", failures, checks);

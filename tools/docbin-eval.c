@@ -4,7 +4,6 @@
 ** Argument parsing, file pairing and printing; the metrics live in libdocbin.
 */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -45,7 +44,7 @@ static const char usage_text[] =
     "  --no-pseudo       do not compute pseudo-metrics (reported as null / '-')\n"
     "  --json            one JSON object per line instead of the table; values that are\n"
     "                    undefined (inf, nan) are null\n"
-    "  --gt-dir DIR      many pairs: every .png .pbm .pgm .pnm in DIR is a ground truth ...\n"
+    "  --gt-dir DIR      many pairs: every .png .pbm .pgm .ppm .pnm in DIR is a ground truth ...\n"
     "  --bin-dir DIR     ... scored against the file of DIR with the same base name, or, for a\n"
     "                    GT named ID_gt.EXT (DIBCO), the file ID.EXT (any of the four\n"
     "                    extensions). Prints a row per image, then the mean of each metric\n"
@@ -302,78 +301,10 @@ static int run_halftone(const char *orig_path, const char *ht_path, int json)
 
 /* ---- many pairs ---- */
 
-static const char *const image_exts[] = {".png", ".pbm", ".pgm", ".pnm"};
-enum { N_EXTS = sizeof image_exts / sizeof image_exts[0] };
-
-/* The extension of `name` if it is one of image_exts (any case), else NULL. */
-static const char *image_ext(const char *name)
-{
-    const char *dot = strrchr(name, '.');
-    if (!dot || dot == name)
-        return NULL;
-    for (int i = 0; i < N_EXTS; i++)
-        if (!strcasecmp(dot, image_exts[i]))
-            return dot;
-    return NULL;
-}
-
 static int is_file(const char *path)
 {
     struct stat sb;
     return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-}
-
-static int compare_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The image files of `dir`, sorted by name so that runs print in the same order. */
-static db_status list_images(const char *dir, char ***names, size_t *count)
-{
-    *names = NULL;
-    *count = 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return db_fail(DB_ERR_IO, "cannot read directory %s: %s", dir, strerror(errno));
-    char **list = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    db_status st = DB_OK;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.' || !image_ext(e->d_name))
-            continue;
-        char path[8192];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (!is_file(path))
-            continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            char **bigger = realloc(list, cap * sizeof *list);
-            if (!bigger) {
-                st = db_fail(DB_ERR_NOMEM, "out of memory listing %s", dir);
-                break;
-            }
-            list = bigger;
-        }
-        if (!(list[n] = strdup(e->d_name))) {
-            st = db_fail(DB_ERR_NOMEM, "out of memory listing %s", dir);
-            break;
-        }
-        n++;
-    }
-    closedir(d);
-    if (st != DB_OK) {
-        for (size_t i = 0; i < n; i++)
-            free(list[i]);
-        free(list);
-        return st;
-    }
-    if (n)
-        qsort(list, n, sizeof *list, compare_names);
-    *names = list;
-    *count = n;
-    return DB_OK;
 }
 
 /* Finds the result for ground truth `gt_name` in `bin_dir`: the same file name,
@@ -386,7 +317,7 @@ static db_status find_result(const char *gt_dir, const char *gt_name, const char
     snprintf(path, size, "%s/%s", bin_dir, gt_name);
     if (is_file(path))
         return DB_OK;
-    const char *ext = image_ext(gt_name);
+    const char *ext = db_image_file_ext(gt_name);
     int base_len = (int)(ext - gt_name);
     int id_len = base_len > 3 && !strncasecmp(gt_name + base_len - 3, "_gt", 3) ? base_len - 3 : 0;
     char found[2][4096];
@@ -395,9 +326,9 @@ static db_status find_result(const char *gt_dir, const char *gt_name, const char
         int len = b == 0 ? base_len : id_len;
         if (!len)
             continue;
-        for (int i = 0; i < N_EXTS; i++) {
+        for (int i = 0; i < DB_IMAGE_N_EXTS; i++) {
             char candidate[4096];
-            snprintf(candidate, sizeof candidate, "%s/%.*s%s", bin_dir, len, gt_name, image_exts[i]);
+            snprintf(candidate, sizeof candidate, "%s/%.*s%s", bin_dir, len, gt_name, db_image_exts[i]);
             if (is_file(candidate)) {
                 if (n_found < 2)
                     snprintf(found[n_found], sizeof found[0], "%s", candidate);
@@ -415,10 +346,10 @@ static db_status find_result(const char *gt_dir, const char *gt_name, const char
                        gt_dir, gt_name, found[0], found[1], n_found > 2 ? ", ..." : "");
     if (id_len)
         return db_fail(DB_ERR_IO, "%s/%s: no result in %s (looked for %.*s.* and %.*s.* with "
-                                  "extension .png .pbm .pgm .pnm)",
+                                  "extension .png .pbm .pgm .ppm .pnm)",
                        gt_dir, gt_name, bin_dir, base_len, gt_name, id_len, gt_name);
     return db_fail(DB_ERR_IO, "%s/%s: no result in %s (looked for %.*s.* with extension .png "
-                              ".pbm .pgm .pnm)",
+                              ".pbm .pgm .ppm .pnm)",
                    gt_dir, gt_name, bin_dir, base_len, gt_name);
 }
 
@@ -440,12 +371,12 @@ static int run_dirs(const char *gt_dir, const char *bin_dir, weight_source weigh
                             stat(bin_dir, &sb) != 0 ? strerror(errno) : "not a directory"));
     char **names;
     size_t count;
-    db_status st = list_images(gt_dir, &names, &count);
+    db_status st = db_image_list_dir(gt_dir, &names, &count);
     if (st != DB_OK)
         return fail(st);
     if (!count) {
-        free(names);
-        return fail(db_fail(DB_ERR_IO, "%s holds no ground truth (no .png .pbm .pgm .pnm file)",
+        db_image_list_free(names, count);
+        return fail(db_fail(DB_ERR_IO, "%s holds no ground truth (no .png .pbm .pgm .ppm .pnm file)",
                             gt_dir));
     }
     int name_width = 5;
@@ -529,9 +460,7 @@ static int run_dirs(const char *gt_dir, const char *bin_dir, weight_source weigh
             printf("; %zu pair%s failed", failed, failed == 1 ? "" : "s");
         putchar('\n');
     }
-    for (size_t i = 0; i < count; i++)
-        free(names[i]);
-    free(names);
+    db_image_list_free(names, count);
     if (failed) {
         fprintf(stderr, "docbin-eval: %zu of %zu pairs failed\n", failed, count);
         return EXIT_FILE;
