@@ -614,10 +614,9 @@ static size_t largest_transfer(const db_calibrate_options *o)
 ** staging copies of each transfer size (a round of the staging row), of which
 ** the largest gives the host's copy speed, and a kernel on each device that
 ** shares host memory writing as many bytes (db_buffer_time_fills), into
-** c->checks. The
-** calibration takes one when it begins, one after each algorithm and one when
-** it ends, so that a speed that moved and came back between the first and the
-** last is seen too. Past DB_CALIBRATE_MAX_CHECKS, each replaces the last.
+** c->checks. The calibration takes one when it begins, one after each
+** algorithm and one when it ends, so that a speed that moved and came back
+** between the first and the last is seen too. Past DB_CALIBRATE_MAX_CHECKS, each replaces the last.
 ** Each also takes the share of the machine's CPU time stolen since the one
 ** before (util.h, db_cpu_ticks). */
 static db_status checkpoint(calib_state *c, const char *when)
