@@ -661,6 +661,20 @@ bool db_calibrate_speed_moved(const double *gbs, int n, int *first, int *second)
     return true;
 }
 
+int db_calibrate_most_stolen(const db_calibrate_checks *k, int *over)
+{
+    int most = -1;
+    *over = 0;
+    for (int i = 0; i < k->n && i < DB_CALIBRATE_MAX_CHECKS; i++) {
+        if (!(k->at[i].stolen_pct >= DB_CALIBRATE_STOLEN_PCT))
+            continue;
+        (*over)++;
+        if (most < 0 || k->at[i].stolen_pct > k->at[most].stolen_pct)
+            most = i;
+    }
+    return most;
+}
+
 /* Warns when the checkpoints' speeds gbs[0..k->n) moved (db_calibrate_speed_moved):
 ** `what` says whose speed it is. */
 static void warn_moved(const db_calibrate_checks *k, const double *gbs, const char *what)
@@ -673,9 +687,10 @@ static void warn_moved(const db_calibrate_checks *k, const double *gbs, const ch
 }
 
 /* The last checkpoint, then a warning for each speed that moved between the
-** checkpoints (warn_moved). The copies alone missed a machine whose PoCL ran
-** its first algorithms' stages up to 3 times slower than its last ones
-** (bench/results/planner-h100.md, run 42). */
+** checkpoints (warn_moved), and one when the hypervisor took
+** DB_CALIBRATE_STOLEN_PCT or more of the CPU time over an interval. The copies
+** alone missed a machine whose PoCL ran its first algorithms' stages up to 3
+** times slower than its last ones (bench/results/planner-h100.md, run 42). */
 static db_status check_host(calib_state *c)
 {
     db_status st = checkpoint(c, "when it ended");
@@ -696,6 +711,12 @@ static db_status check_host(calib_state *c)
         snprintf(what, sizeof what, "device '%s' wrote host memory in a kernel", c->ctx->role[r]->info.name);
         warn_moved(k, gbs, what);
     }
+    int over, most = db_calibrate_most_stolen(k, &over);
+    if (most >= 0)
+        db_warn("the hypervisor took %.2f%% of the machine's CPU time up to the checkpoint '%s'%s: rows timed "
+                "while it takes %.0f%% or more come out long; calibrate again when it is steady",
+                k->at[most].stolen_pct, k->at[most].when,
+                over > 1 ? " (and as much up to another checkpoint or more)" : "", DB_CALIBRATE_STOLEN_PCT);
     if (c->o->checks)
         *c->o->checks = *k;
     return DB_OK;

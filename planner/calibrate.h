@@ -122,6 +122,20 @@ bool db_calibrate_host_changed(double start_gbs, double end_gbs);
 ** the earlier first. The check of the host's speed over the checkpoints. */
 bool db_calibrate_speed_moved(const double *gbs, int n, int *first, int *second);
 
+/* The share of the machine's CPU time (a percentage) that the hypervisor may
+** take over a checkpoint's interval (db_calibrate_checks.stolen_pct) before the
+** calibration warns that the rows timed in it may be long: on one machine,
+** maps measured while it took 1% or more came out 32 of 56 within 20% of their
+** predictions, those measured while it took less 64 of 64; HBK's rows timed
+** while it took 1.38% predicted its PoCL maps up to 40% long
+** (bench/results/planner-h100.md, runs 63 and 66). */
+#define DB_CALIBRATE_STOLEN_PCT 1.0
+
+/* The checkpoint of `k` whose interval had the largest stolen share, if that is
+** DB_CALIBRATE_STOLEN_PCT or more, else -1; *over is how many intervals had
+** that much. The check of the stolen time over the checkpoints. */
+int db_calibrate_most_stolen(const db_calibrate_checks *k, int *over);
+
 /* Measures and fits; puts every row into `out` (rows already there with the
 ** same keys are replaced). Roles without a device are skipped; a stage whose
 ** only implementation is on an unbound role is DB_ERR_DEVICE, naming the

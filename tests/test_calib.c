@@ -812,6 +812,38 @@ static void test_speed_moved(void)
           "fewer than two checkpoints taken for a change");
 }
 
+/* The stolen time over a calibration's checkpoints: the worst interval at
+** DB_CALIBRATE_STOLEN_PCT (1%) or more, how many reached it, unknown ones (-1)
+** left out. */
+static void test_most_stolen(void)
+{
+    db_calibrate_checks k;
+    memset(&k, 0, sizeof k);
+    const double steady[] = {-1, 0.02, 0.35, 0.99, 0.11};
+    k.n = 5;
+    for (int i = 0; i < k.n; i++)
+        k.at[i].stolen_pct = steady[i];
+    int over = -1;
+    CHECK(db_calibrate_most_stolen(&k, &over) == -1 && over == 0, "0.99%% at most taken for too much (over %d)",
+          over);
+    /* Run 66's calibration: 1.38% while HBK was calibrated. */
+    const double run66[] = {-1, 0.02, 0.04, 0.16, 0.06, 0.18, 1.38, 0.06, 0.05, 0.18};
+    k.n = 10;
+    for (int i = 0; i < k.n; i++)
+        k.at[i].stolen_pct = run66[i];
+    CHECK(db_calibrate_most_stolen(&k, &over) == 6 && over == 1, "run 66: checkpoint %d, %d over (want 6, 1)",
+          db_calibrate_most_stolen(&k, &over), over);
+    /* Several intervals: the worst is named, all are counted; exactly 1% counts. */
+    const double several[] = {-1, 1.0, 4.3, 2.94, 0.62};
+    k.n = 5;
+    for (int i = 0; i < k.n; i++)
+        k.at[i].stolen_pct = several[i];
+    CHECK(db_calibrate_most_stolen(&k, &over) == 2 && over == 3, "several: checkpoint %d, %d over (want 2, 3)",
+          db_calibrate_most_stolen(&k, &over), over);
+    k.n = 0;
+    CHECK(db_calibrate_most_stolen(&k, &over) == -1 && over == 0, "no checkpoint: one named");
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) {
@@ -824,6 +856,7 @@ int main(void)
     test_sources();
     test_host_changed();
     test_speed_moved();
+    test_most_stolen();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
