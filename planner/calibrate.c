@@ -114,10 +114,16 @@ static db_status pool_add(calib_state *c, db_stage_fn impl, const char *group, c
     return DB_OK;
 }
 
+double db_calibrate_host_net(double gross_ms, const db_transfer_model *staging, size_t in_bytes, size_t out_bytes)
+{
+    double ms = gross_ms - db_transfer_predict(staging, (double)in_bytes) -
+                db_transfer_predict(staging, (double)out_bytes);
+    return ms > 0 ? ms : 0;
+}
+
 /* Fits each pool to the per-size medians of its members' samples and puts
-** that model in every member's row. The host's share is taken net of the
-** staging copies of out's staging row first: below zero where that row
-** predicts more than the whole share, nothing is left for the host. */
+** that model in every member's row, the host's share net of out's staging
+** row (db_calibrate_host_net). */
 static db_status pools_fit(calib_state *c, db_calib *out)
 {
     const int n_sizes = c->o->n_sizes;
@@ -131,8 +137,7 @@ static db_status pools_fit(calib_state *c, db_calib *out)
                 ms[m] = p->samples[m][k].ms;
                 of_ms[m] = p->samples[m][k].of_ms;
                 if (p->group && out->has_staging)
-                    ms[m] = fmax(0, ms[m] - db_transfer_predict(&out->staging, (double)p->staged[m][k][0]) -
-                                        db_transfer_predict(&out->staging, (double)p->staged[m][k][1]));
+                    ms[m] = db_calibrate_host_net(ms[m], &out->staging, p->staged[m][k][0], p->staged[m][k][1]);
             }
             db_box a, b;
             st = db_box_stats(ms, p->n, &a);
@@ -179,6 +184,10 @@ static db_status check_options(const db_calibrate_options *o)
                        o->runs);
     if (o->n_sizes > DB_CALIBRATE_MAX_SIZES || o->n_transfer_sizes > DB_CALIBRATE_MAX_SIZES)
         return db_fail(DB_ERR_USAGE, "calibration takes at most %d sizes", DB_CALIBRATE_MAX_SIZES);
+    /* A checkpoint before the first algorithm, after each and at the end, each kept (calibrate.h). */
+    if (o->algos && o->n_algos > DB_CALIBRATE_MAX_CHECKS - 2)
+        return db_fail(DB_ERR_USAGE, "calibration takes at most %d algorithms at a time, not %d",
+                       DB_CALIBRATE_MAX_CHECKS - 2, o->n_algos);
     int distinct = 0;
     for (int i = 0; i < o->n_sizes; i++) {
         if (o->sizes[i].width < 1 || o->sizes[i].height < 1)
@@ -193,13 +202,15 @@ static db_status check_options(const db_calibrate_options *o)
                        "give more sizes", DB_COST_MIN_SIZES, distinct);
     distinct = 0;
     for (int i = 0; i < o->n_transfer_sizes; i++) {
-        int seen = o->transfer_bytes[i] == 0;
+        if (o->transfer_bytes[i] == 0)
+            return db_fail(DB_ERR_USAGE, "calibration copy size %d is 0 bytes", i + 1);
+        int seen = 0;
         for (int j = 0; j < i; j++)
             seen |= o->transfer_bytes[j] == o->transfer_bytes[i];
         distinct += !seen;
     }
     if (distinct < DB_COST_MIN_SIZES)
-        return db_fail(DB_ERR_USAGE, "transfer calibration needs at least %d different non-zero copy sizes, got %d",
+        return db_fail(DB_ERR_USAGE, "transfer calibration needs at least %d different copy sizes, got %d",
                        DB_COST_MIN_SIZES, distinct);
     return DB_OK;
 }
@@ -616,9 +627,9 @@ static size_t largest_transfer(const db_calibrate_options *o)
 ** shares host memory writing as many bytes (db_buffer_time_fills), into
 ** c->checks. The calibration takes one when it begins, one after each
 ** algorithm and one when it ends, so that a speed that moved and came back
-** between the first and the last is seen too. Past DB_CALIBRATE_MAX_CHECKS, each replaces the last.
-** Each also takes the share of the machine's CPU time stolen since the one
-** before (util.h, db_cpu_ticks). */
+** between the first and the last is seen too (check_options keeps them within
+** DB_CALIBRATE_MAX_CHECKS). Each also takes the share of the machine's CPU
+** time stolen since the one before (util.h, db_cpu_ticks). */
 static db_status checkpoint(calib_state *c, const char *when)
 {
     db_calibrate_checks *k = &c->checks;

@@ -25,7 +25,7 @@
 ** and fitted, after the last algorithm's, to each size's median over the
 ** rounds so far: the staging row. Timed once, at the start, its fit gave a 1
 ** MiB copy 0.23 ms where the calibration just before on the same host gave
-** 0.07, and small pages' all-GPU maps came out 27 to 39% long
+** 0.07, and small pages' all-GPU maps came out up to 32% long
 ** (bench/results/planner-h100.md, run 62). The host's share of each run is
 ** measured gross, and the staging copies are taken off it once their row is
 ** fitted. Where the other role's device shares host memory, copies into a
@@ -44,10 +44,13 @@
 ** another machine's of the same kind, and those for the last ones 1.2 to 1.3
 ** times; on another the copies held while PoCL's rows moved as much (run 42)
 ** (bench/results/planner-h100.md). So the host's speed is checked when the
-** calibration begins, after each algorithm and when it ends: the largest
-** staging copy, and a kernel on each device that shares host memory writing
-** as many bytes (db_buffer_time_fills). When the slowest and the fastest
-** checkpoint of either differ by more than DB_CALIBRATE_HOST_CHANGE, a
+** calibration begins, after each algorithm and when it ends: a round of the
+** staging copies, of which the largest gives the copy speed, a kernel on each
+** device that shares host memory writing as many bytes
+** (db_buffer_time_fills), and the share of the machine's CPU time the
+** hypervisor took since the check before. When the slowest and the fastest
+** checkpoint of either speed differ by more than DB_CALIBRATE_HOST_CHANGE, or
+** the hypervisor took DB_CALIBRATE_STOLEN_PCT or more between two checks, a
 ** warning says so.
 */
 #ifndef DB_CALIBRATE_H
@@ -63,7 +66,7 @@
 enum { DB_CALIBRATE_MAX_SIZES = 16 };
 
 /* The most checkpoints db_calibrate_checks keeps: the start, one after each
-** algorithm, the end (past it, each replaces the last). */
+** algorithm, the end; a calibration takes at most this less 2 algorithms. */
 enum { DB_CALIBRATE_MAX_CHECKS = 32 };
 
 /* The host's speed at each checkpoint of a calibration (above): what it
@@ -135,6 +138,12 @@ bool db_calibrate_speed_moved(const double *gbs, int n, int *first, int *second)
 ** DB_CALIBRATE_STOLEN_PCT or more, else -1; *over is how many intervals had
 ** that much. The check of the stolen time over the checkpoints. */
 int db_calibrate_most_stolen(const db_calibrate_checks *k, int *over);
+
+/* The host's share of a run, gross_ms with the staging copies of the page
+** (in_bytes) and the result (out_bytes) still in it, net of those copies as
+** `staging` predicts them; 0 where they predict more: nothing is left for the
+** host. What the calibration fits the host's rows to. */
+double db_calibrate_host_net(double gross_ms, const db_transfer_model *staging, size_t in_bytes, size_t out_bytes);
 
 /* Measures and fits; puts every row into `out` (rows already there with the
 ** same keys are replaced). Roles without a device are skipped; a stage whose

@@ -812,6 +812,20 @@ static void test_speed_moved(void)
           "fewer than two checkpoints taken for a change");
 }
 
+/* The host's share net of the staging copies of the page and the result,
+** by hand: 0.05 ms + 1 MB at 20 GB/s is 0.1 ms a copy. */
+static void test_host_net(void)
+{
+    const db_transfer_model staging = {.latency_ms = 0.05, .bandwidth_gbs = 20, .sizes = 4};
+    CHECK(fabs(db_calibrate_host_net(0.5, &staging, 1000000, 1000000) - 0.3) < 1e-12, "0.5 ms less two copies of "
+          "0.1: %g", db_calibrate_host_net(0.5, &staging, 1000000, 1000000));
+    /* A result of 250 kB: 0.0625 ms. */
+    CHECK(fabs(db_calibrate_host_net(0.5, &staging, 1000000, 250000) - 0.3375) < 1e-12, "unequal copies: %g",
+          db_calibrate_host_net(0.5, &staging, 1000000, 250000));
+    CHECK(db_calibrate_host_net(0.15, &staging, 1000000, 1000000) == 0, "copies predicted above the whole share "
+          "left %g for the host", db_calibrate_host_net(0.15, &staging, 1000000, 1000000));
+}
+
 /* The stolen time over a calibration's checkpoints: the worst interval at
 ** DB_CALIBRATE_STOLEN_PCT (1%) or more, how many reached it, unknown ones (-1)
 ** left out. */
@@ -857,6 +871,7 @@ int main(void)
     test_host_changed();
     test_speed_moved();
     test_most_stolen();
+    test_host_net();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

@@ -1222,6 +1222,30 @@ static void test_calibrate_written(void)
     db_context_close(ctx);
 }
 
+/* Options a calibration refuses before it times anything: a copy size of 0
+** bytes (nothing to time), more algorithms than its checkpoints can keep. */
+static void test_calibrate_options(void)
+{
+    db_context *ctx = test_open_context();
+    const db_algo *otsu = db_algo_find("otsu");
+    const db_algo *many[DB_CALIBRATE_MAX_CHECKS - 1];
+    for (int i = 0; i < DB_CALIBRATE_MAX_CHECKS - 1; i++)
+        many[i] = otsu;
+    db_calibrate_options o;
+    db_calib out;
+    db_calib_init(&out);
+    small_calibration(&o, many, 1);
+    o.transfer_bytes[1] = 0;
+    CHECK(db_calibrate(ctx, &o, &out) == DB_ERR_USAGE && strstr(db_error_message(), "0 bytes"),
+          "a copy size of 0 bytes: %s", db_error_message());
+    small_calibration(&o, many, DB_CALIBRATE_MAX_CHECKS - 1);
+    CHECK(db_calibrate(ctx, &o, &out) == DB_ERR_USAGE && strstr(db_error_message(), "at most 30 algorithms"),
+          "%d algorithms: %s", DB_CALIBRATE_MAX_CHECKS - 1, db_error_message());
+    CHECK(out.n_stages == 0 && !out.has_staging, "a refused calibration put %d rows", out.n_stages);
+    db_calib_free(&out);
+    db_context_close(ctx);
+}
+
 /* A stage two algorithms share (Niblack's and NICK's gray and stats) gets one
 ** model for both from a real calibration: the same code costs the same in
 ** each, and timed apart their rows differed by up to 1.4 times on one host.
@@ -1391,6 +1415,7 @@ int main(void)
     test_work();
     test_work_by_role();
     test_after_others();
+    test_calibrate_options();
     test_calibrate_written();
     test_calibrate_pooled();
     test_calibrate_varied();
