@@ -56,7 +56,7 @@ static db_status add_directory(db_batch_list *list, const char *dir)
 {
     char **names;
     size_t n;
-    db_status st = db_image_list_dir(dir, &names, &n);
+    db_status st = db_image_list_dir(dir, db_image_exts, DB_IMAGE_N_EXTS, &names, &n);
     size_t dir_len = strlen(dir);
     bool slash = dir_len && dir[dir_len - 1] == '/';
     for (size_t i = 0; i < n && st == DB_OK; i++) {

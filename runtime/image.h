@@ -81,17 +81,17 @@ enum { DB_IMAGE_N_EXTS = 5 };
 extern const char *const db_image_exts[DB_IMAGE_N_EXTS];
 
 /* The extension of file name `name` (its last dot after its last slash, with
-** the dot) when it is one of db_image_exts in any case, else NULL. */
-const char *db_image_file_ext(const char *name);
+** the dot) when it is one of exts[0..n_exts) in any case, else NULL. */
+const char *db_image_file_ext(const char *name, const char *const *exts, int n_exts);
 
-/* The image files of directory `dir`: its entries whose name has an extension
-** of db_image_exts and does not start with a dot, less those that are not
-** regular files (a directory named x.png; one that cannot be examined, a
-** dangling link, stays, so that reading it says what is wrong). File names
-** only, sorted by strcmp so that every run over a directory goes in the same
-** order; *names is NULL when there are none. Free with db_image_list_free.
-** Errors name `dir`. */
-db_status db_image_list_dir(const char *dir, char ***names, size_t *count);
+/* The image files of directory `dir`: its entries whose name has one of
+** exts[0..n_exts) (db_image_exts, or those of the formats a caller takes) and
+** does not start with a dot, less those that are not regular files (a
+** directory named x.png; one that cannot be examined, a dangling link, stays,
+** so that reading it says what is wrong). File names only, sorted by strcmp so
+** that every run over a directory goes in the same order; *names is NULL when
+** there are none. Free with db_image_list_free. Errors name `dir`. */
+db_status db_image_list_dir(const char *dir, const char *const *exts, int n_exts, char ***names, size_t *count);
 
 /* Frees what db_image_list_dir returned; NULL is allowed. */
 void db_image_list_free(char **names, size_t count);

@@ -16,14 +16,14 @@
 
 const char *const db_image_exts[DB_IMAGE_N_EXTS] = {".png", ".pbm", ".pgm", ".ppm", ".pnm"};
 
-const char *db_image_file_ext(const char *name)
+const char *db_image_file_ext(const char *name, const char *const *exts, int n_exts)
 {
     const char *slash = strrchr(name, '/');
     const char *dot = strrchr(slash ? slash + 1 : name, '.');
     if (!dot)
         return NULL;
-    for (int i = 0; i < DB_IMAGE_N_EXTS; i++)
-        if (!strcasecmp(dot, db_image_exts[i]))
+    for (int i = 0; i < n_exts; i++)
+        if (!strcasecmp(dot, exts[i]))
             return dot;
     return NULL;
 }
@@ -48,7 +48,7 @@ static bool not_a_file(const char *dir, const char *name, db_status *st)
     return stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
 }
 
-db_status db_image_list_dir(const char *dir, char ***names, size_t *count)
+db_status db_image_list_dir(const char *dir, const char *const *exts, int n_exts, char ***names, size_t *count)
 {
     *names = NULL;
     *count = 0;
@@ -60,7 +60,7 @@ db_status db_image_list_dir(const char *dir, char ***names, size_t *count)
     db_status st = DB_OK;
     struct dirent *e;
     while (st == DB_OK && (e = readdir(d))) {
-        if (e->d_name[0] == '.' || !db_image_file_ext(e->d_name) || not_a_file(dir, e->d_name, &st))
+        if (e->d_name[0] == '.' || !db_image_file_ext(e->d_name, exts, n_exts) || not_a_file(dir, e->d_name, &st))
             continue;
         if (n == INT_MAX || !db_reserve((void **)&list, n, &cap, sizeof *list))
             st = db_fail(DB_ERR_NOMEM, "out of memory listing directory %s", dir);

@@ -175,6 +175,10 @@ def test_dirs(tmp):
     write_png(os.path.join(bd, 'e.png'), pattern(w + 2, h, 5))
     write(os.path.join(gd, 'README.txt'), b'not an image\n')            # ignored
     write(os.path.join(bd, 'z.png'), png_bytes(1, 1, [b'\0']))         # a result without GT: ignored
+    # RGB images are never a ground truth or a result: an original beside them is no candidate.
+    write(os.path.join(gd, 'a.ppm'), b'P6\n1 1\n255\n\0\0\0')
+    write(os.path.join(bd, 'a.ppm'), b'P6\n1 1\n255\n\0\0\0')
+    os.symlink('missing.png', os.path.join(gd, 'f_gt.png'))            # dangling: a failed pair, named
 
     rc, out, err = run(['--gt-dir', gd, '--bin-dir', bd, '--json'])
     check(rc == 1, f'dirs --json: exit {rc}, expected 1 (a pair failed)')
@@ -185,7 +189,7 @@ def test_dirs(tmp):
         check(False, f'dirs --json: a line is not JSON: {e}: {out!r}')
     if objs:
         per_image = {os.path.basename(o['gt']): o for o in objs[:-1]}
-        check(sorted(per_image) == ['a_gt.png', 'b_gt.pbm', 'c.png', 'd_gt.png', 'e_gt.png'],
+        check(sorted(per_image) == ['a_gt.png', 'b_gt.pbm', 'c.png', 'd_gt.png', 'e_gt.png', 'f_gt.png'],
               f'dirs: images {sorted(per_image)}')
         for name, c in pairs.items():
             o = per_image.get(name, {})
@@ -196,7 +200,7 @@ def test_dirs(tmp):
         last = objs[-1]
         good = [per_image[n] for n in pairs]
         mean_f = sum(o['fmeasure'] for o in good) / len(good)
-        check(last.get('images') == 3 and last.get('failed') == 2 and near(last['mean']['fmeasure'], mean_f, 1e-9),
+        check(last.get('images') == 3 and last.get('failed') == 3 and near(last['mean']['fmeasure'], mean_f, 1e-9),
               f'dirs: final line {last}')
         check(all(k in last['mean'] for k in ('fmeasure', 'pseudo_fmeasure', 'psnr', 'drd', 'nrm', 'mcc')),
               f'dirs: mean keys {sorted(last["mean"])}')
@@ -204,6 +208,7 @@ def test_dirs(tmp):
     check(any('d_gt.png' in l and 'no result' in l for l in err_lines), f'dirs: missing result: {err!r}')
     check(any('e_gt.png' in l and 'e.png' in l and f'{w}x{h}' in l for l in err_lines),
           f'dirs: size mismatch: {err!r}')
+    check(any('f_gt.png' in l for l in err_lines), f'dirs: dangling ground truth not named: {err!r}')
     check(all(l.startswith('docbin-eval:') for l in err_lines), f'dirs: stderr lines {err_lines}')
 
     rc, out, err = run(['--gt-dir', gd, '--bin-dir', bd])
@@ -214,6 +219,7 @@ def test_dirs(tmp):
     # Every pair good: exit 0.
     os.remove(os.path.join(gd, 'd_gt.png'))
     os.remove(os.path.join(gd, 'e_gt.png'))
+    os.remove(os.path.join(gd, 'f_gt.png'))
     rc, out, err = run(['--gt-dir', gd, '--bin-dir', bd, '--no-pseudo', '--json'])
     last = json.loads(out.splitlines()[-1]) if rc == 0 else {}
     check(rc == 0 and last.get('images') == 3 and last.get('mean', {}).get('pseudo_fmeasure', 0) is None,

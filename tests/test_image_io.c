@@ -1223,11 +1223,16 @@ done:
 ** kept (reading it says what is wrong), the names in strcmp order. */
 static void test_list_dir(void)
 {
-    CHECK(db_image_file_ext("page.PNG") && !strcmp(db_image_file_ext("page.PNG"), ".PNG"));
-    CHECK(db_image_file_ext("a.tar.pgm") && !strcmp(db_image_file_ext("a.tar.pgm"), ".pgm"));
-    CHECK(db_image_file_ext("scans/page.ppm") && !strcmp(db_image_file_ext("scans/page.ppm"), ".ppm"));
-    CHECK(!db_image_file_ext("page.jpg") && !db_image_file_ext("page") && !db_image_file_ext("pages.png/x") &&
-          !db_image_file_ext("page.png.bak"));
+    const char *const *all = db_image_exts;
+    const int n_all = DB_IMAGE_N_EXTS;
+    CHECK(db_image_file_ext("page.PNG", all, n_all) && !strcmp(db_image_file_ext("page.PNG", all, n_all), ".PNG"));
+    CHECK(db_image_file_ext("a.tar.pgm", all, n_all) && !strcmp(db_image_file_ext("a.tar.pgm", all, n_all), ".pgm"));
+    CHECK(db_image_file_ext("scans/page.ppm", all, n_all) &&
+          !strcmp(db_image_file_ext("scans/page.ppm", all, n_all), ".ppm"));
+    CHECK(!db_image_file_ext("page.jpg", all, n_all) && !db_image_file_ext("page", all, n_all) &&
+          !db_image_file_ext("pages.png/x", all, n_all) && !db_image_file_ext("page.png.bak", all, n_all));
+    const char *const gray[] = {".pgm", ".pbm"};
+    CHECK(!db_image_file_ext("page.ppm", gray, 2) && db_image_file_ext("page.PBM", gray, 2));
 
     char dir[512], path[1024];
     path_of(dir, sizeof dir, "list");
@@ -1245,7 +1250,7 @@ static void test_list_dir(void)
 
     char **names = NULL;
     size_t n = 0;
-    CHECK(db_image_list_dir(dir, &names, &n) == DB_OK);
+    CHECK(db_image_list_dir(dir, all, n_all, &names, &n) == DB_OK);
     const char *want[] = {"a.PGM", "b.png", "c.ppm", "d.png", "e.pnm", "f.pbm"};
     int same = n == sizeof want / sizeof want[0];
     for (size_t i = 0; same && i < n; i++)
@@ -1255,12 +1260,16 @@ static void test_list_dir(void)
         for (size_t i = 0; i < n; i++)
             fprintf(stderr, "  listed %s\n", names[i]);
     db_image_list_free(names, n);
+    /* Only the extensions asked for. */
+    CHECK(db_image_list_dir(dir, gray, 2, &names, &n) == DB_OK && n == 2 && !strcmp(names[0], "a.PGM") &&
+          !strcmp(names[1], "f.pbm"));
+    db_image_list_free(names, n);
 
     /* A directory with no image, and one that is missing: the latter an error naming it. */
     path_of(dir, sizeof dir, "list/sub.png");
-    CHECK(db_image_list_dir(dir, &names, &n) == DB_OK && n == 0 && names == NULL);
+    CHECK(db_image_list_dir(dir, all, n_all, &names, &n) == DB_OK && n == 0 && names == NULL);
     path_of(dir, sizeof dir, "no-such-dir");
-    CHECK(db_image_list_dir(dir, &names, &n) == DB_ERR_IO && strstr(db_error_message(), dir) && n == 0 &&
+    CHECK(db_image_list_dir(dir, all, n_all, &names, &n) == DB_ERR_IO && strstr(db_error_message(), dir) && n == 0 &&
           names == NULL);
 }
 

@@ -44,7 +44,7 @@ static const char usage_text[] =
     "  --no-pseudo       do not compute pseudo-metrics (reported as null / '-')\n"
     "  --json            one JSON object per line instead of the table; values that are\n"
     "                    undefined (inf, nan) are null\n"
-    "  --gt-dir DIR      many pairs: every .png .pbm .pgm .ppm .pnm in DIR is a ground truth ...\n"
+    "  --gt-dir DIR      many pairs: every .png .pbm .pgm .pnm in DIR is a ground truth ...\n"
     "  --bin-dir DIR     ... scored against the file of DIR with the same base name, or, for a\n"
     "                    GT named ID_gt.EXT (DIBCO), the file ID.EXT (any of the four\n"
     "                    extensions). Prints a row per image, then the mean of each metric\n"
@@ -301,6 +301,11 @@ static int run_halftone(const char *orig_path, const char *ht_path, int json)
 
 /* ---- many pairs ---- */
 
+/* The formats a ground truth or a result can be in: binary or gray images (a
+** .ppm holds RGB, never one of them). */
+static const char *const gray_exts[] = {".png", ".pbm", ".pgm", ".pnm"};
+enum { N_GRAY_EXTS = sizeof gray_exts / sizeof gray_exts[0] };
+
 static int is_file(const char *path)
 {
     struct stat sb;
@@ -308,8 +313,8 @@ static int is_file(const char *path)
 }
 
 /* Finds the result for ground truth `gt_name` in `bin_dir`: the same file name,
-** else the same base name with any image extension, else for ID_gt.EXT (DIBCO)
-** ID with any image extension. Writes the path to `path`; on failure an error
+** else the same base name with any of gray_exts, else for ID_gt.EXT (DIBCO)
+** ID with any of gray_exts. Writes the path to `path`; on failure an error
 ** names what was looked for. */
 static db_status find_result(const char *gt_dir, const char *gt_name, const char *bin_dir,
                              char *path, size_t size)
@@ -317,7 +322,7 @@ static db_status find_result(const char *gt_dir, const char *gt_name, const char
     snprintf(path, size, "%s/%s", bin_dir, gt_name);
     if (is_file(path))
         return DB_OK;
-    const char *ext = db_image_file_ext(gt_name);
+    const char *ext = db_image_file_ext(gt_name, gray_exts, N_GRAY_EXTS);
     int base_len = (int)(ext - gt_name);
     int id_len = base_len > 3 && !strncasecmp(gt_name + base_len - 3, "_gt", 3) ? base_len - 3 : 0;
     char found[2][4096];
@@ -326,9 +331,9 @@ static db_status find_result(const char *gt_dir, const char *gt_name, const char
         int len = b == 0 ? base_len : id_len;
         if (!len)
             continue;
-        for (int i = 0; i < DB_IMAGE_N_EXTS; i++) {
+        for (int i = 0; i < N_GRAY_EXTS; i++) {
             char candidate[4096];
-            snprintf(candidate, sizeof candidate, "%s/%.*s%s", bin_dir, len, gt_name, db_image_exts[i]);
+            snprintf(candidate, sizeof candidate, "%s/%.*s%s", bin_dir, len, gt_name, gray_exts[i]);
             if (is_file(candidate)) {
                 if (n_found < 2)
                     snprintf(found[n_found], sizeof found[0], "%s", candidate);
@@ -346,10 +351,10 @@ static db_status find_result(const char *gt_dir, const char *gt_name, const char
                        gt_dir, gt_name, found[0], found[1], n_found > 2 ? ", ..." : "");
     if (id_len)
         return db_fail(DB_ERR_IO, "%s/%s: no result in %s (looked for %.*s.* and %.*s.* with "
-                                  "extension .png .pbm .pgm .ppm .pnm)",
+                                  "extension .png .pbm .pgm .pnm)",
                        gt_dir, gt_name, bin_dir, base_len, gt_name, id_len, gt_name);
     return db_fail(DB_ERR_IO, "%s/%s: no result in %s (looked for %.*s.* with extension .png "
-                              ".pbm .pgm .ppm .pnm)",
+                              ".pbm .pgm .pnm)",
                    gt_dir, gt_name, bin_dir, base_len, gt_name);
 }
 
@@ -371,12 +376,12 @@ static int run_dirs(const char *gt_dir, const char *bin_dir, weight_source weigh
                             stat(bin_dir, &sb) != 0 ? strerror(errno) : "not a directory"));
     char **names;
     size_t count;
-    db_status st = db_image_list_dir(gt_dir, &names, &count);
+    db_status st = db_image_list_dir(gt_dir, gray_exts, N_GRAY_EXTS, &names, &count);
     if (st != DB_OK)
         return fail(st);
     if (!count) {
         db_image_list_free(names, count);
-        return fail(db_fail(DB_ERR_IO, "%s holds no ground truth (no .png .pbm .pgm .ppm .pnm file)",
+        return fail(db_fail(DB_ERR_IO, "%s holds no ground truth (no .png .pbm .pgm .pnm file)",
                             gt_dir));
     }
     int name_width = 5;
