@@ -308,7 +308,7 @@ static int parse_count(const char *s, int *v)
     return 1;
 }
 
-static int copy_field(char *dst, size_t size, const char *src)
+int db_calib_copy_field(char *dst, size_t size, const char *src)
 {
     if (strlen(src) >= size)
         return 0;
@@ -319,9 +319,11 @@ static int copy_field(char *dst, size_t size, const char *src)
 const char *db_calib_parse_key(char *const *f, db_calib_stage *e)
 {
     memset(e, 0, sizeof *e);
-    if (!copy_field(e->device, sizeof e->device, f[1]) || !copy_field(e->algo, sizeof e->algo, f[2]) ||
-        !copy_field(e->stage, sizeof e->stage, f[3]) || !copy_field(e->variant, sizeof e->variant, f[5]) ||
-        !copy_field(e->kernel_hash, sizeof e->kernel_hash, f[6]))
+    if (!db_calib_copy_field(e->device, sizeof e->device, f[1]) ||
+        !db_calib_copy_field(e->algo, sizeof e->algo, f[2]) ||
+        !db_calib_copy_field(e->stage, sizeof e->stage, f[3]) ||
+        !db_calib_copy_field(e->variant, sizeof e->variant, f[5]) ||
+        !db_calib_copy_field(e->kernel_hash, sizeof e->kernel_hash, f[6]))
         return "a field is too long";
     if (!strcmp(f[4], "cpu"))
         e->role = DB_ROLE_CPU;
@@ -390,13 +392,9 @@ static const char *parse_transfer(char **f, int n, db_calib_transfer *e, char *w
         return why;
     }
     memset(e, 0, sizeof *e);
-    if (!copy_field(e->device, sizeof e->device, f[1]))
+    if (!db_calib_copy_field(e->device, sizeof e->device, f[1]))
         return "the device key is too long";
-    if (!strcmp(f[2], "h2d"))
-        e->dir = DB_H2D;
-    else if (!strcmp(f[2], "d2h"))
-        e->dir = DB_D2H;
-    else
+    if (!db_transfer_dir_parse(f[2], &e->dir))
         return "the direction (field 3) is neither h2d nor d2h";
     const char *bad = parse_copy_model(f, 3, &e->model, why, why_size);
     return bad ? bad : transfer_problem(e);
@@ -420,7 +418,7 @@ static const char *parse_crossing(char **f, int n, db_calib_crossing *e, char *w
         return why;
     }
     memset(e, 0, sizeof *e);
-    if (!copy_field(e->from, sizeof e->from, f[1]) || !copy_field(e->to, sizeof e->to, f[2]))
+    if (!db_calib_copy_field(e->from, sizeof e->from, f[1]) || !db_calib_copy_field(e->to, sizeof e->to, f[2]))
         return "a device key is too long";
     if (!strcmp(f[3], "cpu"))
         e->role = DB_ROLE_CPU;
@@ -445,7 +443,7 @@ static const char *parse_written(char **f, int n, int version, db_calib_written 
         return why;
     }
     memset(e, 0, sizeof *e);
-    if (!copy_field(e->from, sizeof e->from, f[1]) || !copy_field(e->to, sizeof e->to, f[2]))
+    if (!db_calib_copy_field(e->from, sizeof e->from, f[1]) || !db_calib_copy_field(e->to, sizeof e->to, f[2]))
         return "a device key is too long";
     const char *bad = parse_copy_model(f, 3, &e->model, why, why_size);
     if (bad)

@@ -246,6 +246,9 @@ int db_calib_split(char *line, char **f);
 /* Parses a whole field as a finite number; 0 when it is not one. */
 int db_calib_parse_number(const char *s, double *v);
 
+/* Copies field `src` into dst[size]; 0, copying nothing, when it does not fit. */
+int db_calib_copy_field(char *dst, size_t size, const char *src);
+
 /* Parses fields f[1..6] (device, algo, stage, role, variant, kernel hash) into
 ** `e`, its model zeroed; returns what is wrong with them, or NULL. */
 const char *db_calib_parse_key(char *const *f, db_calib_stage *e);

@@ -3,6 +3,7 @@
 */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <gsl/gsl_fit.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_multifit.h>
@@ -193,6 +194,16 @@ const char *db_transfer_dir_name(db_transfer_dir dir)
     default:
         return "?";
     }
+}
+
+int db_transfer_dir_parse(const char *word, db_transfer_dir *dir)
+{
+    for (int d = 0; d < DB_TRANSFER_DIR_COUNT; d++)
+        if (!strcmp(word, db_transfer_dir_name((db_transfer_dir)d))) {
+            *dir = (db_transfer_dir)d;
+            return 1;
+        }
+    return 0;
 }
 
 db_status db_transfer_fit(const db_cost_sample *samples, int n, db_transfer_model *model)

@@ -86,6 +86,10 @@ typedef enum db_transfer_dir {
 /* "h2d" or "d2h", the words of the calibration file. */
 const char *db_transfer_dir_name(db_transfer_dir dir);
 
+/* The direction whose word (db_transfer_dir_name) is `word`, into *dir; 0 when
+** it is neither. */
+int db_transfer_dir_parse(const char *word, db_transfer_dir *dir);
+
 /* A device's fitted copy model in one direction, t(ms) = latency_ms + bytes /
 ** (bandwidth_gbs * 1e6); with cached_bytes, the bytes past them go at
 ** beyond_gbs (db_transfer_fit_cached). */

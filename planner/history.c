@@ -98,16 +98,11 @@ static const char *parse_copy(char *const *f, int n, db_history_copy *c, char *w
         return why;
     }
     memset(c, 0, sizeof *c);
-    if (strlen(f[1]) >= sizeof c->device || strlen(f[2]) >= sizeof c->algo || strlen(f[3]) >= sizeof c->item)
+    if (!db_calib_copy_field(c->device, sizeof c->device, f[1]) ||
+        !db_calib_copy_field(c->algo, sizeof c->algo, f[2]) ||
+        !db_calib_copy_field(c->item, sizeof c->item, f[3]))
         return "a device key, algorithm or item name is too long";
-    strcpy(c->device, f[1]);
-    strcpy(c->algo, f[2]);
-    strcpy(c->item, f[3]);
-    if (!strcmp(f[4], "h2d"))
-        c->dir = DB_H2D;
-    else if (!strcmp(f[4], "d2h"))
-        c->dir = DB_D2H;
-    else
+    if (!db_transfer_dir_parse(f[4], &c->dir))
         return "the direction (field 5) is neither h2d nor d2h";
     if (!db_calib_parse_number(f[5], &c->bytes) || !db_calib_parse_number(f[6], &c->ms))
         return "the bytes or the time (fields 6, 7) is not a number";
