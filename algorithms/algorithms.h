@@ -23,6 +23,11 @@ void db_algo_print(const db_algo *algo, FILE *f);
 db_status db_gray_cpu(db_stage_run *run);
 db_status db_gray_gpu(db_stage_run *run);
 
+/* The `gray` stage of an algorithm, from item `from` to item `to`. */
+#define DB_GRAY_STAGE(from, to)                                                                              \
+    {.name = "gray", .doc = "colour to gray (BT.601 or --gray qt)", .in = DB_PORTS(from), .out = DB_PORTS(to), \
+     .impl = {db_gray_cpu, db_gray_gpu}, .sources = {"gray.cl"}}
+
 /* The `canny` stage of Howe's binarization (algorithms/canny.c): MATLAB's
 ** canny_old on the image converted to gray as MATLAB's rgb2gray does, with the
 ** job's parameters sigma, tlo, thi (indices DB_HOWE_SIGMA, ..._TLO, ..._THI);

@@ -236,31 +236,15 @@ static const db_param params[N_PARAMS] = {
                  .names = order_names, .n_names = ORDER_COUNT},
 };
 
-/* search's work: its toggles and swaps per pixel (the report's fields, in the
-** order of report[] below). A round visits every pixel, but a visit whose
-** neighbours all share its colour (blank paper) skips the candidates and the
-** update of the error state, so the content, not the rounds, sets the cost:
-** fitted on the calibration pages and tried on 22 DIBCO pages and the A4 test
-** page, the changes predicted 22 of 23 within 20% on PoCL and 22 on the H100,
-** the rounds 13 and 19 (bench/results/planner-h100.md). A page that changes
-** nothing reports 0: unknown, predicted at the calibration pages' work. */
-static double search_count(const db_job *job, int width, int height, db_role role, const db_report *rep)
-{
-    (void)job, (void)role;
-    if (rep->n <= R_SWAPS || width < 1 || height < 1)
-        return 0;
-    return (double)(rep->values[R_TOGGLES] + rep->values[R_SWAPS]) / ((double)width * (double)height);
-}
-
-static const db_stage_work search_work = {search_count, 0, {"changes per pixel", "changes per pixel"}, {0, 0}, 0};
 
 static const db_stage stages[] = {
-    {"tarray", "the clipping-free threshold array (made once per D and seed, then cached)", {IMAGE}, 0, {TARRAY},
-     1, {tarray_impl, tarray_impl}, "", NULL},
-    {"init", "gray, labels, initial halftone and the integer error state", {IMAGE, TARRAY}, 2, {STATE, ERR}, 2,
-     {init_cpu, init_gpu}, "gray.cl dbs.cl", NULL},
-    {"search", "DBS toggles and swaps until a round changes nothing", {STATE, ERR}, 2,
-     {STATE, ERR, HALFTONE, REPORT}, 4, {search_cpu, search_gpu}, "dbs.cl", &search_work},
+    {.name = "tarray", .doc = "the clipping-free threshold array (made once per D and seed, then cached)",
+     .out = DB_PORTS(TARRAY), .impl = {tarray_impl, tarray_impl}},
+    {.name = "init", .doc = "gray, labels, initial halftone and the integer error state",
+     .in = DB_PORTS(IMAGE, TARRAY), .out = DB_PORTS(STATE, ERR), .impl = {init_cpu, init_gpu},
+     .sources = {"gray.cl", "dbs.cl"}},
+    {.name = "search", .doc = "DBS toggles and swaps until a round changes nothing", .in = DB_PORTS(STATE, ERR),
+     .out = DB_PORTS(STATE, ERR, HALFTONE, REPORT), .impl = {search_cpu, search_gpu}, .sources = {"dbs.cl"}},
 };
 
 static const db_report_field report[] = {
@@ -276,15 +260,15 @@ const db_algo db_algo_dbs = {
     .name = "dbs",
     .doc = "clipping-free direct binary search halftoning (gray or colour in, halftone out)",
     .items = items,
-    .n_items = N_ITEMS,
+    .n_items = DB_LEN(items),
     .input = IMAGE,
     .output = HALFTONE,
     .stages = stages,
-    .n_stages = 3,
+    .n_stages = DB_LEN(stages),
     .params = params,
-    .n_params = N_PARAMS,
+    .n_params = DB_LEN(params),
     .report_fields = report,
-    .n_report_fields = 4,
+    .n_report_fields = DB_LEN(report),
     .report_item = REPORT,
     .report_wide = 1,
 };

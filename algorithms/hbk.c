@@ -107,30 +107,6 @@ static db_status kmeans_impl(db_stage_run *run, int gpu)
     return DB_OK;
 }
 
-/* The index of local_passes in the report (report[] below). */
-enum { REPORT_PASSES = 1 };
-
-/* kmeans's work: assignment passes per block, summed over the outer
-** iterations. On PoCL the cost scales with the passes: on the H100 host a pass
-** over the page took 0.20 to 0.24 ns a pixel on 2009-H02 (gray, 32 passes a
-** block), 0.29 to 0.31 on the A4 page (RGB, 12.5) and 0.35 to 0.37 on a sample
-** page (RGB, 4; its fixed costs weigh more) (bench/results/hbk-h100.md). On
-** the GPU each outer iteration also pays its two launches and the reduction,
-** about 10 us a command whatever the page, and a page that takes more passes
-** takes more outer iterations (the sample pages 2 for 4 passes, 2009-H02 10 for
-** 32), so there the whole cost scales with the passes (per_unit): with the
-** kernels before 400b7bb, three DIBCO pages and the A4 page within 15%, against
-** up to 38% short with the per-pixel part alone. */
-static double kmeans_count(const db_job *job, int width, int height, db_role role, const db_report *rep)
-{
-    (void)role;
-    if (rep->n <= REPORT_PASSES || rep->values[REPORT_PASSES] >= INT32_MAX)
-        return 0; /* none, or the count saturated (cl/hbk.cl): unknown */
-    return (double)rep->values[REPORT_PASSES] / (double)n_blocks(job, width, height);
-}
-
-static const db_stage_work kmeans_work = {kmeans_count, 0, {"passes per block", "passes per block"}, {0, 1}, 1};
-
 static db_status kmeans_cpu(db_stage_run *run)
 {
     return kmeans_impl(run, 0);
@@ -173,7 +149,7 @@ static const double block_choices[] = {8, 16, 32};
 static const db_param params[] = {
     [P_BLOCK] = {.name = "block", .kind = DB_PARAM_INT, .def = 16, .min = 8, .max = 32,
                  .doc = "side of the square blocks of the local k-means", .choices = block_choices,
-                 .n_choices = 3},
+                 .n_choices = DB_LEN(block_choices)},
     [P_LOCAL_MAX] = {.name = "local-max", .kind = DB_PARAM_INT, .def = 50, .min = 1, .max = 10000,
                      .doc = "cap on the k-means iterations inside a block"},
     [P_GLOBAL_MAX] = {.name = "global-max", .kind = DB_PARAM_INT, .def = 100, .min = 1, .max = 10000,
@@ -181,10 +157,12 @@ static const db_param params[] = {
 };
 
 static const db_stage stages[] = {
-    {"kmeans", "block k-means from the global centroids, repeated until the global centroids converge",
-     {IMAGE}, 1, {CENTROIDS, STATE}, 2, {kmeans_cpu, kmeans_gpu}, "hbk.cl", &kmeans_work},
-    {"label", "each pixel to its block's nearest final centroid; ties go to white", {IMAGE, CENTROIDS}, 2,
-     {BINARY}, 1, {label_cpu, label_gpu}, "hbk.cl", NULL},
+    {.name = "kmeans", .doc = "block k-means from the global centroids, repeated until the global centroids converge",
+     .in = DB_PORTS(IMAGE), .out = DB_PORTS(CENTROIDS, STATE), .impl = {kmeans_cpu, kmeans_gpu},
+     .sources = {"hbk.cl"}},
+    {.name = "label", .doc = "each pixel to its block's nearest final centroid; ties go to white",
+     .in = DB_PORTS(IMAGE, CENTROIDS), .out = DB_PORTS(BINARY), .impl = {label_cpu, label_gpu},
+     .sources = {"hbk.cl"}},
 };
 
 static const db_report_field report[] = {
@@ -199,14 +177,14 @@ const db_algo db_algo_hbk = {
     .name = "hbk",
     .doc = "HBK: two-class k-means in RGB per block with global centroids (colour pages)",
     .items = items,
-    .n_items = N_ITEMS,
+    .n_items = DB_LEN(items),
     .input = IMAGE,
     .output = BINARY,
     .stages = stages,
-    .n_stages = 2,
+    .n_stages = DB_LEN(stages),
     .params = params,
-    .n_params = 3,
+    .n_params = DB_LEN(params),
     .report_fields = report,
-    .n_report_fields = 3,
+    .n_report_fields = DB_LEN(report),
     .report_item = STATE,
 };

@@ -248,43 +248,17 @@ static const db_param params[DB_HOWE_N_PARAMS] = {
                          .names = db_relabel_names, .n_names = DB_RELABEL_COUNT},
 };
 
-/* graphcut's work: each role's own count (CUT_STEPS, CUT_COMMANDS), which
-** its time follows where the pixel count does not. Over the 65 DIBCO pages on
-** the H100 machine the cut cost 200 to 460 ns a pixel on the CPU and 4.5 to 22
-** on the GPU, and the ratio of the two ranged 10 to 75, so neither role's
-** count tells the other's (bench/results/planner-h100.md). The CPU's is in
-** steps per pixel, the GPU's in commands, most of them launches over the
-** whole page, each with a fixed cost of its own, beside a pass over every
-** pixel that the commands do not scale (per_unit, planner/cost.h): fitted on
-** the calibration pages, c P + (a + b P) C / C0 predicted 23 of 24 pages (23
-** DIBCO pages and the A4 page) within 20% where a + b P C / C0 predicted 8.
-** The CPU's cut has a part paid per pixel too, building the graph and reading
-** the cut: on the build machine, fitted on the sample pages and the varied
-** ones (db_sample_varied_page), c P + b P S / S0 predicted the A4 page and
-** three DIBCO pages within 10%, where b P S / S0 fitted on the sample pages
-** alone, whose steps grow with their size, put the A4 page at -19% and
-** 2009-H02 at +20%; on the H100 machines that form had put the A4 page's CPU
-** cut maps 9 to 27 points below 2009-H02's in each of runs 36 to 51
-** (bench/results/planner-h100.md). */
-static double graphcut_count(const db_job *job, int width, int height, db_role role, const db_report *rep)
-{
-    (void)job;
-    int index = role == DB_ROLE_CPU ? CUT_STEPS : CUT_COMMANDS;
-    if (rep->n <= index || !(rep->values[index] > 0))
-        return 0;
-    return role == DB_ROLE_CPU ? (double)rep->values[index] / ((double)width * height) : (double)rep->values[index];
-}
-
-static const db_stage_work graphcut_work = {graphcut_count, 1, {"search steps per pixel", "commands"}, {1, 1}, 1};
 
 static const db_stage stages[] = {
-    {"laplacian", "2 x Laplacian of the forward differences, -1000 at bright-background outliers", {IMAGE}, 1,
-     {GRAY, LAP2}, 2, {laplacian_cpu, laplacian_gpu}, "laplacian.cl", NULL},
-    {"canny", "MATLAB's canny_old: edges that cut the graph's links", {IMAGE}, 1, {EDGES}, 1,
-     {db_canny_cpu, db_canny_gpu}, "canny.cl", NULL},
-    {"graphcut", "minimum cut of the grid graph (cpu: Boykov-Kolmogorov, gpu: push-relabel); ink = the sink side",
-     {GRAY, LAP2, EDGES},
-     3, {BINARY, CUT}, 2, {graphcut_cpu, graphcut_gpu}, "howe_graph.cl pushrelabel.cl", &graphcut_work},
+    {.name = "laplacian", .doc = "2 x Laplacian of the forward differences, -1000 at bright-background outliers",
+     .in = DB_PORTS(IMAGE), .out = DB_PORTS(GRAY, LAP2), .impl = {laplacian_cpu, laplacian_gpu},
+     .sources = {"laplacian.cl"}},
+    {.name = "canny", .doc = "MATLAB's canny_old: edges that cut the graph's links", .in = DB_PORTS(IMAGE),
+     .out = DB_PORTS(EDGES), .impl = {db_canny_cpu, db_canny_gpu}, .sources = {"canny.cl"}},
+    {.name = "graphcut",
+     .doc = "minimum cut of the grid graph (cpu: Boykov-Kolmogorov, gpu: push-relabel); ink = the sink side",
+     .in = DB_PORTS(GRAY, LAP2, EDGES), .out = DB_PORTS(BINARY, CUT), .impl = {graphcut_cpu, graphcut_gpu},
+     .sources = {"howe_graph.cl", "pushrelabel.cl"}},
 };
 
 static const db_report_field report[] = {
@@ -298,15 +272,15 @@ const db_algo db_algo_howe = {
     .name = "howe",
     .doc = "Howe's graph-cut binarization (Laplacian data term, Canny edges, minimum cut)",
     .items = items,
-    .n_items = N_ITEMS,
+    .n_items = DB_LEN(items),
     .input = IMAGE,
     .output = BINARY,
     .stages = stages,
-    .n_stages = 3,
+    .n_stages = DB_LEN(stages),
     .params = params,
-    .n_params = DB_HOWE_N_PARAMS,
+    .n_params = DB_LEN(params),
     .report_fields = report,
-    .n_report_fields = 4,
+    .n_report_fields = DB_LEN(report),
     .report_item = CUT,
     .report_wide = 1,
 };

@@ -214,44 +214,43 @@ THRESHOLD_IMPLS(wolf, WOLF)
 /* Windows beyond twice the largest image side are clipped to the image anyway. */
 #define WINDOW_MAX (2.0 * DB_IMAGE_MAX_SIDE + 1)
 
-#define LOCAL_ALGO(id, title, window_def, k_def, k_doc, threshold_doc, group)                                    \
+#define LOCAL_ALGO(id, title, window_def, k_def, k_doc, threshold_doc)                                    \
     static const db_param id##_params[] = {                                                                      \
         {.name = "window", .kind = DB_PARAM_ODD_INT, .def = window_def, .min = 3, .max = WINDOW_MAX,           \
          .doc = "odd window side w (w x w, clipped at borders)"},                                                 \
-        {.name = "k", .kind = DB_PARAM_REAL, .def = k_def, .min = -10, .max = 10, .doc = k_doc},                  \
+        {.name = "k", .kind = DB_PARAM_REAL, .def = k_def, .min = -10, .max = 10, .doc = k_doc,                   \
+         .cost_free = true},                                                                                     \
     };                                                                                                           \
     static const db_stage id##_stages[] = {                                                                      \
-        {"gray", "colour to gray (BT.601 or --gray qt)", {IMAGE}, 1, {GRAY}, 1, {db_gray_cpu, db_gray_gpu},      \
-         "gray.cl", NULL},                                                                                           \
-        {"stats", "exact 64-bit window sums S, Q (variants: sliding, global, global-shared, shared)", {GRAY}, 1, \
-         {SUMS}, 1, {stats_cpu, stats_gpu}, "window_stats.cl", NULL},                                                \
-        {"threshold", threshold_doc, {GRAY, SUMS}, 2, {BINARY}, 1, {id##_cpu, id##_gpu},                             \
-         "local_threshold.cl", NULL},                                                                                \
+        DB_GRAY_STAGE(IMAGE, GRAY),                                                                              \
+        {.name = "stats", .doc = "exact 64-bit window sums S, Q (variants: sliding, global, global-shared, shared)",\
+         .in = DB_PORTS(GRAY), .out = DB_PORTS(SUMS), .impl = {stats_cpu, stats_gpu},                             \
+         .sources = {"window_stats.cl"}},                                                                        \
+        {.name = "threshold", .doc = threshold_doc, .in = DB_PORTS(GRAY, SUMS), .out = DB_PORTS(BINARY),          \
+         .impl = {id##_cpu, id##_gpu}, .sources = {"local_threshold.cl"}},                                       \
     };                                                                                                           \
     const db_algo db_algo_##id = {                                                                               \
         .name = #id,                                                                                             \
         .doc = title,                                                                                            \
         .items = items,                                                                                          \
-        .n_items = N_ITEMS,                                                                                      \
+        .n_items = DB_LEN(items),                                                                                \
         .input = IMAGE,                                                                                          \
         .output = BINARY,                                                                                        \
         .stages = id##_stages,                                                                                   \
-        .n_stages = 3,                                                                                           \
+        .n_stages = DB_LEN(id##_stages),                                                                         \
         .params = id##_params,                                                                                   \
-        .n_params = 2,                                                                                           \
+        .n_params = DB_LEN(id##_params),                                                                         \
         .variants = variants,                                                                                    \
-        .n_variants = N_VARIANTS,                                                                                \
+        .n_variants = DB_LEN(variants),                                                                          \
         .variant_stage = "stats",                                                                                \
-        .host_group = group,                                                                                     \
     };
 
 LOCAL_ALGO(niblack, "Niblack's local threshold T = m + k*s", 75, 0.2,
            "weight of the standard deviation (dark text on light paper wants a negative k, e.g. -0.2)",
-           "T = m + k*s; ink iff gray <= T", "local")
+           "T = m + k*s; ink iff gray <= T")
 LOCAL_ALGO(sauvola, "Sauvola's local threshold T = m*(1 + k*(s/128 - 1))", 75, 0.2, "sensitivity (0.2 to 0.5 typical)",
-           "T = m*(1 + k*(s/128 - 1)); ink iff gray <= T", "local")
+           "T = m*(1 + k*(s/128 - 1)); ink iff gray <= T")
 LOCAL_ALGO(nick, "NICK (Khurshid et al.) T = m + k*sqrt(var + m^2)", 75, -0.2, "weight, usually -0.1 to -0.2",
-           "T = m + k*sqrt(var + m*m); ink iff gray <= T", "local")
+           "T = m + k*sqrt(var + m*m); ink iff gray <= T")
 LOCAL_ALGO(wolf, "Wolf & Jolion's threshold T = m - k*(1 - s/maxS)*(m - min)", 75, 0.2, "sensitivity",
-           "T = m - k*(1 - s/maxS)*(m - min) with image-wide min and maxS; ink iff gray <= T",
-           NULL) /* its threshold reduces the page first: more launches */
+           "T = m - k*(1 - s/maxS)*(m - min) with image-wide min and maxS; ink iff gray <= T")

@@ -108,21 +108,21 @@ static db_status binarize_gpu(db_stage_run *run)
 }
 
 static const db_stage stages[] = {
-    {"gray", "colour to gray (BT.601 or --gray qt)", {IMAGE}, 1, {GRAY}, 1, {db_gray_cpu, db_gray_gpu}, "gray.cl",
-     NULL},
-    {"histogram", "256-bin histogram, 64-bit counts", {GRAY}, 1, {HISTOGRAM}, 1, {histogram_cpu, histogram_gpu},
-     "histogram.cl", NULL},
-    {"binarize", "Otsu's threshold T from the histogram; ink iff gray <= T", {GRAY, HISTOGRAM}, 2, {BINARY}, 1,
-     {binarize_cpu, binarize_gpu}, "otsu.cl", NULL},
+    DB_GRAY_STAGE(IMAGE, GRAY),
+    {.name = "histogram", .doc = "256-bin histogram, 64-bit counts", .in = DB_PORTS(GRAY),
+     .out = DB_PORTS(HISTOGRAM), .impl = {histogram_cpu, histogram_gpu}, .sources = {"histogram.cl"}},
+    {.name = "binarize", .doc = "Otsu's threshold T from the histogram; ink iff gray <= T",
+     .in = DB_PORTS(GRAY, HISTOGRAM), .out = DB_PORTS(BINARY), .impl = {binarize_cpu, binarize_gpu},
+     .sources = {"otsu.cl"}},
 };
 
 const db_algo db_algo_otsu = {
     .name = "otsu",
     .doc = "Otsu's global threshold (maximal between-class variance)",
     .items = items,
-    .n_items = N_ITEMS,
+    .n_items = DB_LEN(items),
     .input = IMAGE,
     .output = BINARY,
     .stages = stages,
-    .n_stages = 3,
+    .n_stages = DB_LEN(stages),
 };

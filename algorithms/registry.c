@@ -47,15 +47,15 @@ void db_algo_print(const db_algo *algo, FILE *f)
     for (int s = 0; s < algo->n_stages; s++) {
         const db_stage *st = &algo->stages[s];
         char ports[256] = "";
-        for (int i = 0; i < st->n_inputs; i++) {
+        for (int i = 0; i < st->in.n; i++) {
             size_t len = strlen(ports);
-            snprintf(ports + len, sizeof ports - len, "%s%s", i ? "," : "", algo->items[st->inputs[i]].name);
+            snprintf(ports + len, sizeof ports - len, "%s%s", i ? "," : "", algo->items[st->in.item[i]].name);
         }
         size_t len = strlen(ports);
         snprintf(ports + len, sizeof ports - len, " -> ");
-        for (int i = 0; i < st->n_outputs; i++) {
+        for (int i = 0; i < st->out.n; i++) {
             len = strlen(ports);
-            snprintf(ports + len, sizeof ports - len, "%s%s", i ? "," : "", algo->items[st->outputs[i]].name);
+            snprintf(ports + len, sizeof ports - len, "%s%s", i ? "," : "", algo->items[st->out.item[i]].name);
         }
         fprintf(f, "    %d. %-10s [%s]  %s\n       %s\n", s + 1, st->name, role_list(st), ports, st->doc);
     }

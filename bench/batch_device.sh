@@ -8,8 +8,8 @@
 #             "gpu cpu gpu,gpu,cpu"); leave out maps known to be several times
 #             slower per page (docbin-bench) when time is short
 #     batch   the same maps with the default in-flight (2 per device lane)
-#     auto    --map auto (the planner's throughput choice; needs a calibration
-#             in $DOCBIN_PERF_DIR, e.g. from bench/planner_device.sh)
+#     measure --map measure: every map timed on the first page, the fastest
+#             for the rest (a fresh wisdom file in OUTDIR)
 #     all     --gpu-device all (one lane per GPU), when there are several GPUs
 #   and once --codec-only (decode, host threshold, encode: the PNG codec bound).
 #   Every configuration prints one line "batch key=value ..." (also in
@@ -67,10 +67,7 @@ for algo in ${ALGOS:-sauvola howe}; do
             measure $algo all $map --algo $algo --map $map --gpu-device all
         fi
     done
-    measure $algo auto auto --algo $algo --map auto --gpu-device nvidia
-    if [ "$gpus" -gt 1 ]; then
-        measure $algo all-auto auto --algo $algo --map auto --gpu-device all
-    fi
+    measure $algo measure measure --algo $algo --map measure --wisdom "$out/wisdom" --gpu-device nvidia
 done
 rm -rf "$dst" /tmp/docbin-warm.png
 echo "summary (pages/s):"

@@ -32,11 +32,11 @@ db_status db_map_parse(const db_algo *algo, const char *text, db_map *map)
 {
     char names[256];
     stage_names(algo, names, sizeof names);
-    map->n = algo->n_stages;
+    *map = (db_map){.n = algo->n_stages};
     db_role role;
-    if (!strcasecmp(text, "auto"))
-        return db_fail(DB_ERR_USAGE, "map 'auto' is the planner's choice (db_plan_choose), not a map to parse; "
-                       "give a map such as 'gpu' or one role per stage (%s)", names);
+    if (!strcasecmp(text, "auto") || !strcasecmp(text, "measure"))
+        return db_fail(DB_ERR_USAGE, "map '%s' is a way of choosing a map (planner/plan.h), not a map; "
+                       "give a map such as 'gpu' or one role per stage (%s)", text, names);
     if (parse_role(text, strlen(text), &role)) {
         for (int s = 0; s < map->n; s++)
             map->role[s] = role;
@@ -106,47 +106,14 @@ int db_map_count(const db_algo *algo)
 
 void db_map_nth(const db_algo *algo, int i, db_map *map)
 {
-    map->n = algo->n_stages;
+    *map = (db_map){.n = algo->n_stages};
     for (int s = 0; s < map->n; s++)
         map->role[s] = (i >> (map->n - 1 - s)) & 1 ? DB_ROLE_GPU : DB_ROLE_CPU;
 }
 
 void db_map_default(const db_algo *algo, bool gpu_bound, db_map *map)
 {
-    map->n = algo->n_stages;
+    *map = (db_map){.n = algo->n_stages};
     for (int s = 0; s < map->n; s++)
         map->role[s] = gpu_bound && algo->stages[s].impl[DB_ROLE_GPU] ? DB_ROLE_GPU : DB_ROLE_CPU;
-}
-
-bool db_map_is_auto(const char *text)
-{
-    return text && !strcasecmp(text, "auto");
-}
-
-void db_map_at_crossing(const db_algo *algo, const db_map *map, bool at_crossing[DB_MAX_STAGES])
-{
-    int writer[DB_MAX_ITEMS]; /* the stage that wrote the item last; -1: the page, or none yet */
-    bool copied[DB_MAX_ITEMS][DB_ROLE_COUNT];
-    for (int i = 0; i < DB_MAX_ITEMS; i++) {
-        writer[i] = -1;
-        copied[i][DB_ROLE_CPU] = copied[i][DB_ROLE_GPU] = false;
-    }
-    for (int s = 0; s < algo->n_stages; s++)
-        at_crossing[s] = false;
-    for (int s = 0; s < algo->n_stages; s++) {
-        const db_stage *stage = &algo->stages[s];
-        db_role r = map->role[s];
-        for (int i = 0; i < stage->n_inputs; i++) {
-            int item = stage->inputs[i], w = writer[item];
-            if (w >= 0 && map->role[w] != r && !copied[item][r])
-                at_crossing[s] = at_crossing[w] = true;
-            copied[item][r] = true;
-        }
-        for (int o = 0; o < stage->n_outputs; o++) {
-            int item = stage->outputs[o];
-            writer[item] = s;
-            copied[item][DB_ROLE_CPU] = copied[item][DB_ROLE_GPU] = false;
-            copied[item][r] = true;
-        }
-    }
 }

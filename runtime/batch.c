@@ -45,7 +45,6 @@ typedef struct batch {
     const db_batch_options *opt;
     const db_batch_list *list;
     int bits;
-    char map_text[96];
 
     pthread_mutex_t lock;     /* the queues and counters below */
     pthread_cond_t codec_cv;  /* codec threads: something to encode, room to decode, or the end */
@@ -66,8 +65,14 @@ typedef struct batch {
     db_batch_summary *sum;
     uint64_t start_ns, progress_ns;
     bool progress_shown;
-    bool shared;                 /* more images than lanes in flight: images share devices */
     bool warm[MAX_LANES];        /* per device (lane index): its first lane has run an image */
+
+    /* Plans (b->lock): DB_PLAN_MEASURE times the maps on the first page a lane
+    ** takes while the other lanes wait; then every lane plans as auto, and
+    ** finds the measured map in the wisdom file. */
+    enum { MEASURE_PENDING, MEASURE_RUNNING, MEASURE_DONE } measure;
+    char explained[32][DB_PLAN_KEY]; /* the keys whose plan was explained or noted */
+    int n_explained;
 } batch;
 
 typedef struct lane_arg {
@@ -76,6 +81,7 @@ typedef struct lane_arg {
     const char *gpu_spec;
     int lane;
     int runs;        /* images run so far */
+    db_plan plan;    /* the last plan made (auto: reused while the key is the same) */
 } lane_arg;
 
 static double ms_since(uint64_t t0)
@@ -125,7 +131,7 @@ static const char *state_name(db_batch_state st)
     return st == DB_BATCH_OK ? "ok" : st == DB_BATCH_SKIPPED ? "skipped" : "failed";
 }
 
-void db_batch_result_json(const db_batch_result *r, const char *algo, const char *map, FILE *f)
+void db_batch_result_json(const db_batch_result *r, const char *algo, FILE *f)
 {
     fprintf(f, "{\"index\":%d,\"input\":", r->index);
     db_json_string(f, r->input);
@@ -134,8 +140,8 @@ void db_batch_result_json(const db_batch_result *r, const char *algo, const char
     fputs(",\"algo\":", f);
     db_json_string(f, algo ? algo : "");
     fputs(",\"map\":", f);
-    if (map)
-        db_json_string(f, map);
+    if (r->map[0])
+        db_json_string(f, r->map);
     else
         fputs("null", f);
     fprintf(f, ",\"status\":\"%s\",\"error\":", state_name(r->state));
@@ -221,8 +227,7 @@ static void report(batch *b, db_batch_result *r)
         b->progress_ns = 0;
     }
     if (b->log) {
-        db_batch_result_json(r, opt->codec_only ? "codec-only" : opt->algo->name,
-                             opt->codec_only ? NULL : b->map_text, b->log);
+        db_batch_result_json(r, opt->codec_only ? "codec-only" : opt->algo->name, b->log);
         fflush(b->log);
     }
     if (opt->on_image)
@@ -476,15 +481,98 @@ static db_status open_lane(const db_batch_options *opt, const char *gpu_spec, db
     db_status st = db_context_open(opt->cpu_spec, gpu_spec, ctx);
     if (st != DB_OK)
         return st;
-    for (int s = 0; s < opt->map->n; s++)
-        if (!db_context_device(*ctx, opt->map->role[s])) {
+    db_map est;
+    const db_map *map = opt->map;
+    if (opt->mode != DB_PLAN_GIVEN) {
+        db_map_default(opt->algo, (*ctx)->role[DB_ROLE_GPU] != NULL, &est);
+        map = &est;
+    }
+    for (int s = 0; s < map->n; s++)
+        if (!db_context_device(*ctx, map->role[s])) {
             st = db_fail(DB_ERR_DEVICE, "stage %s is mapped to %s, but %s", opt->algo->stages[s].name,
-                         db_role_name(opt->map->role[s]), db_error_message());
+                         db_role_name(map->role[s]), db_error_message());
             db_context_close(*ctx);
             *ctx = NULL;
             return st;
         }
     return DB_OK;
+}
+
+/* Prints a plan's explanation, or its note alone, once per key in the batch. */
+static void tell_plan(batch *b, const db_plan *plan)
+{
+    const db_batch_options *opt = b->opt;
+    pthread_mutex_lock(&b->lock);
+    bool told = false;
+    for (int i = 0; i < b->n_explained && !told; i++)
+        told = !strcmp(b->explained[i], plan->key);
+    if (!told && b->n_explained < (int)(sizeof b->explained / sizeof b->explained[0]))
+        snprintf(b->explained[b->n_explained++], DB_PLAN_KEY, "%s", plan->key);
+    pthread_mutex_unlock(&b->lock);
+    if (told || (!opt->explain && !plan->note[0]) || !opt->errors)
+        return;
+    pthread_mutex_lock(&b->report_lock);
+    if (b->progress_shown)
+        fputs("\r\033[K", opt->progress);
+    if (opt->explain)
+        db_plan_explain(plan, opt->algo, opt->explain);
+    else
+        fprintf(opt->errors, "%s: note: %s\n", opt->prog ? opt->prog : "docbin", plan->note);
+    b->progress_ns = 0;
+    pthread_mutex_unlock(&b->report_lock);
+}
+
+/* The map of the lane's next page: the given one; with measure, the first
+** page any lane takes is measured (its output kept: every map gives the same
+** image) while the others wait; otherwise auto, planned again only when the
+** key changes (another page-size bucket or channel count). *measured is set
+** when this run already made the page's output. */
+static db_status lane_map(batch *b, lane_arg *lane, slot *s, db_map *map, bool *measured)
+{
+    const db_batch_options *opt = b->opt;
+    *measured = false;
+    if (opt->mode == DB_PLAN_GIVEN) {
+        *map = *opt->map;
+        if (!opt->explain || lane->runs > 0)
+            return DB_OK;
+        lane->plan = (db_plan){.map = *map, .source = DB_PLAN_FROM_USER};
+        db_status st = db_plan_key(lane->ctx, opt->algo, opt->job, s->in->width, s->in->height, s->in->channels,
+                                   lane->plan.key, sizeof lane->plan.key);
+        if (st == DB_OK)
+            tell_plan(b, &lane->plan);
+        return st;
+    }
+    bool measure = false;
+    pthread_mutex_lock(&b->lock);
+    if (opt->mode == DB_PLAN_MEASURE && b->measure == MEASURE_PENDING) {
+        b->measure = MEASURE_RUNNING;
+        measure = true;
+    }
+    while (!measure && b->measure == MEASURE_RUNNING)
+        pthread_cond_wait(&b->lane_cv, &b->lock);
+    pthread_mutex_unlock(&b->lock);
+    db_status st;
+    if (measure) {
+        st = db_plan_measure(lane->ctx, opt->algo, opt->job, s->in, opt->measure_runs ? opt->measure_runs : 3,
+                             opt->wisdom ? opt->wisdom : "", &lane->plan, &s->out);
+        pthread_mutex_lock(&b->lock);
+        b->measure = MEASURE_DONE;
+        pthread_cond_broadcast(&b->lane_cv);
+        pthread_mutex_unlock(&b->lock);
+        *measured = st == DB_OK;
+    } else {
+        char key[DB_PLAN_KEY];
+        st = db_plan_key(lane->ctx, opt->algo, opt->job, s->in->width, s->in->height, s->in->channels, key,
+                         sizeof key);
+        if (st == DB_OK && (lane->runs == 0 || strcmp(key, lane->plan.key)))
+            st = db_plan_auto(lane->ctx, opt->algo, opt->job, s->in->width, s->in->height, s->in->channels,
+                              opt->wisdom, &lane->plan);
+    }
+    if (st == DB_OK) {
+        *map = lane->plan.map;
+        tell_plan(b, &lane->plan);
+    }
+    return st;
 }
 
 static void run_slot(batch *b, lane_arg *lane, slot *s)
@@ -495,14 +583,17 @@ static void run_slot(batch *b, lane_arg *lane, slot *s)
     uint64_t t = db_now_ns();
     s->r.run_start_ms = (double)(t - b->start_ns) / 1e6;
     s->r.lane = lane->lane;
-    s->r.warm = lane->runs++ > 0;
-    s->r.shared = b->shared;
     s->r.width = s->in->width;
     s->r.channels = s->in->channels;
     s->r.height = s->in->height;
-    for (int r = 0; r < DB_ROLE_COUNT; r++)
-        snprintf(s->r.device[r], sizeof s->r.device[r], "%s", lane->ctx->role[r] ? lane->ctx->role[r]->info.key : "");
-    db_status st = db_run(lane->ctx, opt->algo, opt->map, opt->job, s->in, &s->out, &report, prof);
+    db_map map;
+    bool measured;
+    db_status st = lane_map(b, lane, s, &map, &measured);
+    s->r.warm = lane->runs++ > 0;
+    if (st == DB_OK && !measured)
+        st = db_run(lane->ctx, opt->algo, &map, opt->job, s->in, &s->out, &report, prof);
+    if (st == DB_OK)
+        db_map_format(&map, s->r.map, sizeof s->r.map);
     s->r.run_ms = ms_since(t);
     if (st != DB_OK) {
         fail_slot(s, st);
@@ -725,8 +816,8 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     sum->total = list->n;
     if (!list->outputs && list->n)
         return db_fail(DB_ERR_USAGE, "db_batch_run: the outputs are not named (db_batch_list_name_outputs)");
-    if (!opt->codec_only && (!opt->algo || !opt->map || !opt->job))
-        return db_fail(DB_ERR_USAGE, "db_batch_run: an algorithm, a map and a job are required");
+    if (!opt->codec_only && (!opt->algo || (opt->mode == DB_PLAN_GIVEN && !opt->map) || !opt->job))
+        return db_fail(DB_ERR_USAGE, "db_batch_run: an algorithm, a map (or a planner mode) and a job are required");
     if (opt->in_flight < 0 || opt->threads < 0)
         return db_fail(DB_ERR_USAGE, "db_batch_run: in_flight and threads must be >= 0");
     int bits = opt->bits ? opt->bits : 1;
@@ -734,8 +825,6 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
         return db_fail(DB_ERR_USAGE, "db_batch_run: %d bits per pixel; give 1 or 8", bits);
 
     batch b = {.opt = opt, .list = list, .bits = bits, .sum = sum};
-    if (!opt->codec_only)
-        db_map_format(opt->map, b.map_text, sizeof b.map_text);
     bool all = !opt->codec_only && opt->gpu_spec && !strcmp(opt->gpu_spec, "all");
     char specs[MAX_LANES][16];
     int n_lanes = 0, n_runners = 0;
@@ -798,7 +887,6 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     }
     if (st == DB_OK && !opt->codec_only) {
         sum->lanes = n_lanes;
-        b.shared = n_runners > n_lanes;
         err = 0;
         for (int r = 0; r < n_runners && !err; r++)
             if (!(err = pthread_create(&lane_tids[lanes_started], NULL, lane_thread, &lanes[r])))

@@ -25,6 +25,7 @@
 #include "runtime/image.h"
 #include "runtime/profile.h"
 #include "runtime/stage.h"
+#include "planner/plan.h"
 
 /* ---- Input lists and output names ---------------------------------------- */
 
@@ -86,9 +87,8 @@ typedef struct db_batch_result {
     db_status status;       /* DB_OK unless failed */
     char message[2048];     /* the error message when failed */
     int lane;               /* the device lane that ran it; -1 if none did */
-    char device[DB_ROLE_COUNT][17]; /* that lane's device keys per role ("" when unbound) */
+    char map[64];           /* the map it ran under ("" when it did not run) */
     bool warm;              /* not its context's first image (which builds programs and fills pools) */
-    bool shared;            /* other images of the batch may run on its devices at the same time */
     int width, height;      /* the input's size, once decoded */
     int channels;           /* its channels, 1 (gray) or 3 (RGB), once decoded */
     double decode_ms, run_ms, encode_ms; /* each step alone */
@@ -106,7 +106,11 @@ typedef void (*db_batch_callback)(const db_batch_result *result, void *user);
 /* What a batch runs and how much of it at once. Zero means the default. */
 typedef struct db_batch_options {
     const db_algo *algo;
-    const db_map *map;
+    db_plan_mode mode;      /* how each page's map is chosen (planner/plan.h) */
+    const db_map *map;      /* with DB_PLAN_GIVEN */
+    const char *wisdom;     /* the wisdom file (NULL: db_wisdom_default_path) */
+    int measure_runs;       /* with DB_PLAN_MEASURE: timed runs of each map on the first page (0: 3) */
+    FILE *explain;          /* how each new plan was made (db_plan_explain), or NULL */
     const db_job *job;
     const char *cpu_spec;   /* as db_context_open(); NULL: environment, then default */
     const char *gpu_spec;   /* likewise; "all": one device lane per OpenCL GPU device */
@@ -152,9 +156,9 @@ db_status db_batch_run(const db_batch_options *options, const db_batch_list *lis
 ** strings of 16 bytes; returns the count through *n. */
 db_status db_batch_lanes(const char *gpu_spec, char (*specs)[16], int max, int *n);
 
-/* Writes `r` as one JSON line: input, output, map, status ("ok", "failed",
-** "skipped"), error, lane, per-stage device times (span, ms), transfers, and the
-** decode, run, encode and wall times in ms. */
-void db_batch_result_json(const db_batch_result *r, const char *algo, const char *map, FILE *f);
+/* Writes `r` as one JSON line: input, output, algorithm, map, status ("ok",
+** "failed", "skipped"), error, lane, per-stage device times (span, ms),
+** transfers, and the decode, run, encode and wall times in ms. */
+void db_batch_result_json(const db_batch_result *r, const char *algo, FILE *f);
 
 #endif

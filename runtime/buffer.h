@@ -73,33 +73,6 @@ db_status db_buffer_fetch_host(db_buffer *buf, struct db_profile *prof, cl_event
 ** (bench/results/planner-h100.md), against microseconds for the wait. */
 db_status db_event_bridge(db_device *dev, cl_event ev, cl_event *out);
 
-/* Times `runs` copies of `bytes` each way between host staging memory (pinned
-** as for any item) and `dev`, on dev's transfer queue, the way db_buffer_fetch
-** and db_buffer_fetch_host copy: h2d_ms[i] and d2h_ms[i] come from the copies'
-** profiling events. For the planner's transfer calibration; the first copies
-** pay for first touches, so the caller drops them. `dev` must not share host
-** memory (its copies are maps, not copies). */
-db_status db_buffer_time_copies(db_context *ctx, db_device *dev, size_t bytes, int runs, double *h2d_ms,
-                                double *d2h_ms);
-
-/* Times `runs` copies of `bytes` from host staging memory to `dev`, each right
-** after a kernel on `writer` (a device that shares host memory, such as PoCL)
-** wrote the whole block through its alias: what an item costs to copy when a
-** stage on `writer` wrote it and a stage on `dev` reads it. Its lines are then
-** in the caches of the cores that wrote them, and the copy engine is slower to
-** fetch them than untouched memory (bench/results/planner-h100.md). h2d_ms[i]
-** from the copies' profiling events; the caller drops the first. */
-db_status db_buffer_time_written_copies(db_context *ctx, db_device *dev, db_device *writer, size_t bytes, int runs,
-                                        double *h2d_ms);
-
-/* Times `runs` runs of a kernel on `dev`, a device that shares host memory
-** (PoCL), that writes every word of a block of `bytes` through its alias as a
-** stage writes its output: ms[i] from the kernels' profiling events. The
-** calibration times it at its checkpoints (planner/calibrate.h), since such a
-** device's speed can move while a machine settles (bench/results/planner-h100.md,
-** run 42); the caller drops the first. */
-db_status db_buffer_time_fills(db_context *ctx, db_device *dev, size_t bytes, int runs, double *ms);
-
 /* Frees every pooled host block of `ctx`. */
 void db_host_pool_drain(db_context *ctx);
 

@@ -98,25 +98,10 @@ static db_image *render(int width, int height, uint32_t seed, int channels, int 
     return img;
 }
 
-/* The paper's brightness from the lit corner to the far one, 235 down to 165;
-** on varied pages down to 105. */
-enum { FALLOFF = 70, VARIED_FALLOFF = 130 };
+/* The paper's brightness from the lit corner to the far one, 235 down to 165. */
+enum { FALLOFF = 70 };
 
 db_image *db_sample_page(int width, int height, uint32_t seed)
 {
     return render(width, height, seed, 3, FALLOFF, 100);
-}
-
-db_image *db_sample_gray_page(int width, int height, uint32_t seed)
-{
-    return render(width, height, seed, 1, FALLOFF, 100);
-}
-
-db_image *db_sample_varied_page(int width, int height, uint32_t seed, int channels)
-{
-    if (channels != 1 && channels != 3) {
-        db_fail(DB_ERR_USAGE, "a varied sample page has 1 or 3 channels, not %d", channels);
-        return NULL;
-    }
-    return render(width, height, seed, channels, VARIED_FALLOFF, 50);
 }

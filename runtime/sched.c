@@ -43,12 +43,12 @@ const db_job *db_stage_job(const db_stage_run *run) { return run->job; }
 
 cl_mem db_stage_in(db_stage_run *run, int port)
 {
-    return db_buffer_mem(&run->items[run->stage->inputs[port]], run->dev);
+    return db_buffer_mem(&run->items[run->stage->in.item[port]], run->dev);
 }
 
 cl_mem db_stage_out(db_stage_run *run, int port)
 {
-    return db_buffer_mem(&run->items[run->stage->outputs[port]], run->dev);
+    return db_buffer_mem(&run->items[run->stage->out.item[port]], run->dev);
 }
 
 cl_mem db_stage_scratch(db_stage_run *run, size_t bytes)
@@ -84,7 +84,12 @@ cl_mem db_stage_constant(db_stage_run *run, const void *src, size_t bytes)
 
 cl_kernel db_stage_kernel(db_stage_run *run, const char *source, const char *name)
 {
-    return db_kernel_get(run->dev, source, name);
+    for (int i = 0; i < DB_MAX_SOURCES && run->stage->sources[i]; i++)
+        if (!strcmp(run->stage->sources[i], source))
+            return db_kernel_get(run->dev, source, name);
+    db_fail(DB_ERR_USAGE, "stage %s asks for kernel %s of %s, a file its descriptor does not list in "
+            "db_stage.sources", run->stage->name, name, source);
+    return NULL;
 }
 
 db_status db_stage_args(db_stage_run *run, cl_kernel k, int n, ...)
@@ -389,16 +394,16 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
         run->items = items;
         run->in = in;
         run->prof = prof;
-        for (int i = 0; i < stage->n_inputs; i++) {
+        for (int i = 0; i < stage->in.n; i++) {
             cl_event ev = NULL;
-            st = db_buffer_fetch(&items[stage->inputs[i]], run->dev, prof, &ev);
+            st = db_buffer_fetch(&items[stage->in.item[i]], run->dev, prof, &ev);
             if (st != DB_OK)
                 goto done;
             if (ev)
                 run->wait[run->n_wait++] = ev;
         }
-        for (int o = 0; o < stage->n_outputs; o++)
-            if (!db_buffer_mem(&items[stage->outputs[o]], run->dev)) {
+        for (int o = 0; o < stage->out.n; o++)
+            if (!db_buffer_mem(&items[stage->out.item[o]], run->dev)) {
                 st = db_error_status();
                 goto done;
             }
@@ -409,8 +414,8 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
             st = db_fail(DB_ERR_USAGE, "stage %s enqueued no work", stage->name);
             goto done;
         }
-        for (int o = 0; o < stage->n_outputs; o++)
-            db_buffer_written(&items[stage->outputs[o]], run->dev, run->last);
+        for (int o = 0; o < stage->out.n; o++)
+            db_buffer_written(&items[stage->out.item[o]], run->dev, run->last);
         clFlush(run->dev->compute);
     }
     st = db_buffer_fetch_host(&items[algo->output], prof, &result);

@@ -10,6 +10,7 @@
 #ifndef DB_STAGE_H
 #define DB_STAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <CL/cl.h>
@@ -20,6 +21,7 @@
 #define DB_MAX_ITEMS 16
 #define DB_MAX_PORTS 4
 #define DB_MAX_PARAMS 16
+#define DB_MAX_SOURCES 4
 
 /* How a data item's size follows from the input image. */
 typedef enum db_item_shape {
@@ -57,6 +59,9 @@ typedef struct db_param {
     int n_choices;
     const char *const *names; /* when not NULL, the value is an index into these words */
     int n_names;
+    /* The value does not change what a run costs (a threshold's weight), so
+    ** the planner's wisdom leaves it out of its key. */
+    bool cost_free;
 } db_param;
 
 #define DB_MAX_REPORT 8
@@ -80,60 +85,32 @@ typedef struct db_report {
 
 typedef struct db_stage_run db_stage_run;
 
-/* The work of a stage whose cost follows the page's content (db_stage.work). */
-typedef struct db_stage_work {
-    /* The work a run on `role` did, from its report: passes over the page, or,
-    ** with by_role, the role's own count (Howe's cut: search steps per pixel
-    ** on the CPU, the commands it enqueued on the GPU); 0 when the report does
-    ** not say. */
-    double (*count)(const struct db_job *job, int width, int height, db_role role, const db_report *report);
-    /* The roles' implementations count different work (Howe's cut: the CPU's
-    ** search steps, the GPU's commands), so a run on one role says nothing of
-    ** the other's. 0: the work is the same on every role (the report is). */
-    int by_role;
-    /* What the count is on each role, in words ("changes per pixel"), for
-    ** --explain. Part of the stage's kernel hash (db_stage_kernel_hash): rows
-    ** fitted to a count of other words go stale, as for a changed kernel. */
-    const char *unit[DB_ROLE_COUNT];
-    /* 1 where the row has the three terms t = c * pixels + (a + b * pixels) *
-    ** w / work: each unit of the count pays a fixed cost besides its pass over
-    ** the page (a command's launch), or a part of the run is paid per pixel
-    ** whatever the count (Howe's CPU cut: building the graph, reading the
-    ** cut); 0: a + b * pixels * w / work (planner/cost.h). Part of the kernel
-    ** hash, as the words are. */
-    int per_unit[DB_ROLE_COUNT];
-    /* 1 where the count follows content that the sample pages barely vary
-    ** (HBK's passes: 4 a block on every sample page, 32 on 2009-H02; Howe's
-    ** CPU cut: its search steps grow with the pixels, so that a part paid per
-    ** pixel cannot be told from them): calibration times the stage on varied
-    ** pages too (db_sample_varied_page), so that its fit sees the work vary
-    ** as on scans. Part of the kernel hash: rows fitted to the sample pages
-    ** alone go stale. */
-    int varied;
-} db_stage_work;
-
 /* One implementation of a stage on one role: enqueues its work and returns DB_OK. */
 typedef db_status (*db_stage_fn)(db_stage_run *run);
+
+/* The data items a stage reads or writes: n indices into db_algo.items. */
+typedef struct db_ports {
+    int n;
+    int item[DB_MAX_PORTS];
+} db_ports;
+
+/* Ports with their count computed: .in = DB_PORTS(GRAY, SUMS). */
+#define DB_PORTS(...) {.n = DB_LEN(((int[]){__VA_ARGS__})), .item = {__VA_ARGS__}}
+
+/* The number of elements of array `a`: counts in descriptors are computed, not typed. */
+#define DB_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* A stage: a named step of an algorithm. impl[role] == NULL means the stage
 ** cannot run on that role (the planner and map parser reject such maps). */
 typedef struct db_stage {
     const char *name;
     const char *doc;
-    int inputs[DB_MAX_PORTS];
-    int n_inputs;
-    int outputs[DB_MAX_PORTS];
-    int n_outputs;
+    db_ports in, out;
     db_stage_fn impl[DB_ROLE_COUNT];
-    /* The cl/ files whose kernels the implementations enqueue, space-separated
-    ** ("" for host code only): the planner hashes them so that a changed kernel
-    ** invalidates its calibration (planner/calib.h). */
-    const char *sources;
-    /* For a stage whose cost follows the page's content as well as its size
-    ** (a loop until convergence): how to read the work a run did from its
-    ** report. The planner scales the stage's cost by it (planner/cost.h).
-    ** NULL: the cost follows the size alone. */
-    const struct db_stage_work *work;
+    /* The cl/ files whose kernels the implementations enqueue (none for host
+    ** code alone): db_stage_kernel refuses any other, and the planner's wisdom
+    ** is keyed by a hash of these, so that changed kernels are measured anew. */
+    const char *sources[DB_MAX_SOURCES];
 } db_stage;
 
 /* An algorithm: a small DAG of stages over data items. Item `input` is the
@@ -156,11 +133,6 @@ typedef struct db_algo {
     int n_report_fields;
     int report_item;             /* the item holding them (when report_fields is set) */
     int report_wide;             /* the report item holds int64 values */
-    /* Algorithms of one host group run the same stages, items and launches and
-    ** differ only in a kernel's arithmetic (Niblack, Sauvola, NICK): the host
-    ** does the same work for each, so calibration pools their rows of the
-    ** host's share, as it pools a stage they share. NULL: a group of its own. */
-    const char *host_group;
 } db_algo;
 
 /* Everything an invocation needs besides the image: parameter values (in the
@@ -195,7 +167,7 @@ int db_stage_commands(const db_stage_run *run);
 const db_job *db_stage_job(const db_stage_run *run);
 
 /* The device buffers of the stage's input and output ports, in the order of
-** db_stage.inputs and db_stage.outputs. */
+** db_stage.in and db_stage.out. */
 cl_mem db_stage_in(db_stage_run *run, int port);
 cl_mem db_stage_out(db_stage_run *run, int port);
 
@@ -206,7 +178,8 @@ cl_mem db_stage_scratch(db_stage_run *run, size_t bytes);
 ** host computes once (filter weights that need exp()); released after the run. */
 cl_mem db_stage_constant(db_stage_run *run, const void *src, size_t bytes);
 
-/* The kernel `name` of cl/`source` on this stage's device. */
+/* The kernel `name` of cl/`source` on this stage's device; `source` must be one
+** of the stage's db_stage.sources. */
 cl_kernel db_stage_kernel(db_stage_run *run, const char *source, const char *name);
 
 /* Sets a kernel's arguments: `n` pairs of (size, pointer), as clSetKernelArg takes them. */
@@ -248,11 +221,5 @@ db_status db_stage_launch(db_stage_run *run, cl_kernel k, int dims, const size_t
 ** follows the image's: every new page size would cost a compile, tens to
 ** hundreds of milliseconds a stage. */
 extern const size_t db_any_group[3];
-
-/* Names how the runtime launches kernels (work-group sizes): part of every
-** calibration row's kernel hash, because a launch change moves a stage's cost
-** as much as a source change (fixed CPU work-groups made Sauvola's statistics
-** several times faster on PoCL). Change it with any such change. */
-#define DB_LAUNCH_REVISION "launch 3: fixed work-groups on CPU devices, Otsu's histogram too"
 
 #endif

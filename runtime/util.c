@@ -2,6 +2,7 @@
 ** util.c — files, clocks and warnings shared by the library.
 */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -312,39 +313,18 @@ bool db_reserve(void **array, int n, int *cap, size_t elem)
     return true;
 }
 
-bool db_cpu_ticks_parse(const char *line, db_cpu_ticks *t)
+bool db_parse_int(const char *text, long long min, long long max, long long *value)
 {
-    /* user nice system idle iowait irq softirq steal; guest time is already in user and nice. */
-    unsigned long long v[8];
-    if (strncmp(line, "cpu", 3) != 0 || (line[3] != ' ' && line[3] != '\t')) /* not a single CPU's "cpu0" */
+    if (!text || !(isdigit((unsigned char)text[0]) || ((text[0] == '-' || text[0] == '+') &&
+                                                       isdigit((unsigned char)text[1]))))
         return false;
-    if (sscanf(line + 3, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
-               &v[7]) != 8)
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || *end || v < min || v > max)
         return false;
-    t->total = 0;
-    for (int i = 0; i < 8; i++)
-        t->total += v[i];
-    t->stolen = v[7];
+    *value = v;
     return true;
-}
-
-bool db_cpu_ticks_now(db_cpu_ticks *t)
-{
-    FILE *f = fopen("/proc/stat", "r");
-    if (!f)
-        return false;
-    char line[512];
-    bool ok = fgets(line, sizeof line, f) && db_cpu_ticks_parse(line, t);
-    fclose(f);
-    return ok;
-}
-
-double db_cpu_stolen_pct(const db_cpu_ticks *a, const db_cpu_ticks *b)
-{
-    if (b->total <= a->total)
-        return -1;
-    unsigned long long stolen = b->stolen > a->stolen ? b->stolen - a->stolen : 0;
-    return 100.0 * (double)stolen / (double)(b->total - a->total);
 }
 
 uint64_t db_now_ns(void)

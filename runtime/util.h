@@ -61,27 +61,11 @@ void db_copy_rows(void *dst, size_t dst_stride, const void *src, size_t src_stri
 /* The most threads db_copy_rows uses, and the bytes per thread. */
 enum { DB_COPY_THREADS = 8, DB_COPY_SHARE = 1024 * 1024 };
 
-/* The machine's CPU time since boot, summed over its CPUs, in clock ticks:
-** `total` in every state and `stolen`, the time a virtual CPU of this guest was
-** ready to run while the hypervisor ran something else (steal). On a cloud VM
-** whose hypervisor took 4% of one second, PoCL's stages ran twice as long as
-** in the seconds before (bench/results/planner-h100.md, run 57): benchmarks
-** report it beside their figures so that such a pass can be told. */
-typedef struct db_cpu_ticks {
-    unsigned long long total;
-    unsigned long long stolen;
-} db_cpu_ticks;
-
-/* Parses the first line of /proc/stat ("cpu  user nice system idle iowait irq
-** softirq steal ..."); false when it is not such a line or has no steal field. */
-bool db_cpu_ticks_parse(const char *line, db_cpu_ticks *t);
-
-/* Reads the ticks from /proc/stat; false where it cannot (not Linux). */
-bool db_cpu_ticks_now(db_cpu_ticks *t);
-
-/* The percentage of the CPU time from `a` to the later `b` that was stolen; -1
-** when no tick passed between them. */
-double db_cpu_stolen_pct(const db_cpu_ticks *a, const db_cpu_ticks *b);
+/* Parses all of `text` as a decimal integer in [min, max]: false for no
+** digits, trailing characters, overflow or a value out of range, so that no
+** argument wraps silently (4294967297 is not 1). The one way docbin reads an
+** integer from a user. */
+bool db_parse_int(const char *text, long long min, long long max, long long *value);
 
 /* Grows the malloc'd array *array of `elem`-byte entries, holding n of *cap,
 ** so that it holds one more (doubling, from 16); false when out of memory. */

@@ -21,7 +21,8 @@ static const db_item items[N_ITEMS] = {
 };
 
 static const db_stage stages[] = {
-    {"canny", "canny_old", {IMAGE}, 1, {EDGES}, 1, {db_canny_cpu, db_canny_gpu}, "canny.cl", NULL},
+    {.name = "canny", .doc = "canny_old", .in = DB_PORTS(IMAGE), .out = DB_PORTS(EDGES),
+     .impl = {db_canny_cpu, db_canny_gpu}, .sources = {"canny.cl"}},
 };
 
 static const db_param params[DB_HOWE_N_PARAMS] = {
@@ -32,8 +33,8 @@ static const db_param params[DB_HOWE_N_PARAMS] = {
 };
 
 static const db_algo canny_algo = {
-    .name = "canny-test", .doc = "the canny stage alone", .items = items, .n_items = N_ITEMS, .input = IMAGE,
-    .output = EDGES, .stages = stages, .n_stages = 1, .params = params, .n_params = DB_HOWE_N_PARAMS,
+    .name = "canny-test", .doc = "the canny stage alone", .items = items, .n_items = DB_LEN(items), .input = IMAGE,
+    .output = EDGES, .stages = stages, .n_stages = DB_LEN(stages), .params = params, .n_params = DB_HOWE_N_PARAMS,
 };
 
 typedef struct settings {

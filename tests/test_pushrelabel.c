@@ -71,7 +71,8 @@ static db_status cut(db_stage_run *run)
 }
 
 static const db_stage stages[] = {
-    {"cut", "push-relabel", {IMAGE}, 1, {SIDE, REPORT}, 2, {cut, cut}, "pushrelabel.cl", NULL},
+    {.name = "cut", .doc = "push-relabel", .in = DB_PORTS(IMAGE), .out = DB_PORTS(SIDE, REPORT), .impl = {cut, cut},
+     .sources = {"pushrelabel.cl"}},
 };
 
 static const db_param params[N_PARAMS] = {
@@ -86,11 +87,11 @@ static const db_algo algo = {
     .name = "pushrelabel-test",
     .doc = "a grid cut",
     .items = items,
-    .n_items = N_ITEMS,
+    .n_items = DB_LEN(items),
     .input = IMAGE,
     .output = SIDE,
     .stages = stages,
-    .n_stages = 1,
+    .n_stages = DB_LEN(stages),
     .params = params,
     .n_params = N_PARAMS,
     .report_fields = report_fields,
