@@ -5,7 +5,6 @@
 */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,13 +12,10 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include "runtime/docbin.h"
+#include "tools/cli.h"
 
-/* Exit codes, documented in --help. */
-enum exit_code {
-    EXIT_OK = 0,
-    EXIT_FILE = 1,  /* a file could not be read, or its data is unusable; or a pair failed */
-    EXIT_USAGE = 2  /* bad arguments */
-};
+/* A file could not be read or is unusable, or a pair of --gt-dir failed (--help). */
+enum { EXIT_FILE = 1 };
 
 static const char usage_text[] =
     "usage: docbin-eval GT BIN [--pweights P.dat --rweights R.dat | --no-pseudo] [--json]\n"
@@ -69,18 +65,6 @@ static const char usage_text[] =
     "Exit status: 0 success; 1 a file could not be read or is unusable (not binary, sizes\n"
     "differ, weight file with the wrong number of values), or any pair of --gt-dir failed;\n"
     "2 bad arguments.\n";
-
-static int fail(db_status st)
-{
-    fprintf(stderr, "docbin-eval: %s\n", db_error_message());
-    return db_exit_status(st);
-}
-
-static int usage_error(const char *msg)
-{
-    fprintf(stderr, "docbin-eval: %s (see docbin-eval --help)\n", msg);
-    return EXIT_USAGE;
-}
 
 /* Where the pseudo-metric weights of a pair come from. */
 typedef enum weight_source { WEIGHTS_NONE, WEIGHTS_FILES, WEIGHTS_GENERATED } weight_source;
@@ -280,7 +264,7 @@ static int run_halftone(const char *orig_path, const char *ht_path, int json)
     db_image_free(orig);
     db_image_free(ht);
     if (st != DB_OK)
-        return fail(st);
+        return cli_fail(st);
     if (json) {
         fputs("{\"orig\": ", stdout);
         json_string(orig_path);
@@ -296,7 +280,7 @@ static int run_halftone(const char *orig_path, const char *ht_path, int json)
         printf("%-10s %.8f  (mean (a - v*b)^2, v Gaussian sigma 1.2, 9x9)\n", "HVS error", error);
         printf("%-10s %.4f dB\n", "HPSNR", hpsnr);
     }
-    return EXIT_OK;
+    return CLI_OK;
 }
 
 /* ---- many pairs ---- */
@@ -372,16 +356,16 @@ static int run_dirs(const char *gt_dir, const char *bin_dir, weight_source weigh
 {
     struct stat sb;
     if (stat(bin_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return fail(db_fail(DB_ERR_IO, "cannot read directory %s: %s", bin_dir,
+        return cli_fail(db_fail(DB_ERR_IO, "cannot read directory %s: %s", bin_dir,
                             stat(bin_dir, &sb) != 0 ? strerror(errno) : "not a directory"));
     char **names;
     size_t count;
     db_status st = db_image_list_dir(gt_dir, gray_exts, N_GRAY_EXTS, &names, &count);
     if (st != DB_OK)
-        return fail(st);
+        return cli_fail(st);
     if (!count) {
         db_image_list_free(names, count);
-        return fail(db_fail(DB_ERR_IO, "%s holds no ground truth (no .png .pbm .pgm .pnm file)",
+        return cli_fail(db_fail(DB_ERR_IO, "%s holds no ground truth (no .png .pbm .pgm .pnm file)",
                             gt_dir));
     }
     int name_width = 5;
@@ -470,93 +454,87 @@ static int run_dirs(const char *gt_dir, const char *bin_dir, weight_source weigh
         fprintf(stderr, "docbin-eval: %zu of %zu pairs failed\n", failed, count);
         return EXIT_FILE;
     }
-    return EXIT_OK;
+    return CLI_OK;
 }
 
-enum long_only {
-    OPT_PWEIGHTS = 256, OPT_RWEIGHTS, OPT_NO_PSEUDO, OPT_JSON, OPT_HALFTONE, OPT_GT_DIR, OPT_BIN_DIR,
-    OPT_VERSION
+/* Everything the command line asks for. */
+typedef struct request {
+    const char *pw_path, *rw_path, *gt_dir, *bin_dir;
+    bool no_pseudo, json, halftone, help, version;
+} request;
+
+#define OPT(...) CLI_OPT(request, __VA_ARGS__)
+static const cli_option options[] = {
+    OPT("pweights", 0, CLI_STRING, pw_path),
+    OPT("rweights", 0, CLI_STRING, rw_path),
+    OPT("no-pseudo", 0, CLI_FLAG, no_pseudo),
+    OPT("json", 0, CLI_FLAG, json),
+    OPT("halftone", 0, CLI_FLAG, halftone),
+    OPT("gt-dir", 0, CLI_STRING, gt_dir),
+    OPT("bin-dir", 0, CLI_STRING, bin_dir),
+    OPT("help", 'h', CLI_FLAG, help),
+    OPT("version", 0, CLI_FLAG, version),
 };
+
+/* The pseudo-metrics' weights as the options ask; -1 after a usage line. */
+static int weights_of(const request *rq, weight_source *weights)
+{
+    bool given = rq->pw_path || rq->rw_path;
+    if (!rq->pw_path != !rq->rw_path)
+        return cli_usage("--pweights and --rweights must be given together");
+    if (given && rq->no_pseudo)
+        return cli_usage("--no-pseudo contradicts --pweights/--rweights");
+    if (given && (rq->gt_dir || rq->bin_dir))
+        return cli_usage("--pweights/--rweights are per image; with --gt-dir the weights are generated (or use "
+                         "--no-pseudo)");
+    *weights = rq->no_pseudo ? WEIGHTS_NONE : given ? WEIGHTS_FILES : WEIGHTS_GENERATED;
+    return -1;
+}
 
 int main(int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"pweights", required_argument, NULL, OPT_PWEIGHTS},
-        {"rweights", required_argument, NULL, OPT_RWEIGHTS},
-        {"no-pseudo", no_argument, NULL, OPT_NO_PSEUDO},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"halftone", no_argument, NULL, OPT_HALFTONE},
-        {"gt-dir", required_argument, NULL, OPT_GT_DIR},
-        {"bin-dir", required_argument, NULL, OPT_BIN_DIR},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0},
-    };
-    const char *pw_path = NULL, *rw_path = NULL, *gt_dir = NULL, *bin_dir = NULL;
-    int no_pseudo = 0, json = 0, halftone = 0;
-
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-        switch (c) {
-        case OPT_PWEIGHTS: pw_path = optarg; break;
-        case OPT_RWEIGHTS: rw_path = optarg; break;
-        case OPT_NO_PSEUDO: no_pseudo = 1; break;
-        case OPT_JSON: json = 1; break;
-        case OPT_HALFTONE: halftone = 1; break;
-        case OPT_GT_DIR: gt_dir = optarg; break;
-        case OPT_BIN_DIR: bin_dir = optarg; break;
-        case 'h': fputs(usage_text, stdout); return EXIT_OK;
-        case OPT_VERSION: printf("docbin-eval %s\n", db_version()); return EXIT_OK;
-        case ':': {
-            char msg[128];
-            snprintf(msg, sizeof msg, "option %s needs a value", argv[optind - 1]);
-            return usage_error(msg);
-        }
-        default: {
-            char msg[128];
-            snprintf(msg, sizeof msg, "unknown option %s", argv[optind - 1]);
-            return usage_error(msg);
-        }
-        }
+    cli_prog = "docbin-eval";
+    request rq = {0};
+    int first, code = cli_parse(argc, argv, options, DB_LEN(options), &rq, &first);
+    if (code >= 0)
+        return code;
+    if (rq.help) {
+        fputs(usage_text, stdout);
+        return CLI_OK;
     }
-    int n_args = argc - optind;
-    int given_weights = pw_path || rw_path;
-
-    if (halftone) {
-        if (given_weights || no_pseudo || gt_dir || bin_dir)
-            return usage_error("--halftone takes only ORIG HT and --json");
+    if (rq.version) {
+        printf("docbin-eval %s\n", db_version());
+        return CLI_OK;
+    }
+    int n_args = argc - first;
+    char **args = argv + first;
+    if (rq.halftone) {
+        if (rq.pw_path || rq.rw_path || rq.no_pseudo || rq.gt_dir || rq.bin_dir)
+            return cli_usage("--halftone takes only ORIG HT and --json");
         if (n_args != 2)
-            return usage_error("--halftone needs ORIG and HT");
-        return run_halftone(argv[optind], argv[optind + 1], json);
+            return cli_usage("--halftone needs ORIG and HT");
+        return run_halftone(args[0], args[1], rq.json);
     }
-    if (!pw_path != !rw_path)
-        return usage_error("--pweights and --rweights must be given together");
-    if (given_weights && no_pseudo)
-        return usage_error("--no-pseudo contradicts --pweights/--rweights");
-    weight_source weights = no_pseudo ? WEIGHTS_NONE : given_weights ? WEIGHTS_FILES
-                                                                     : WEIGHTS_GENERATED;
-    if (gt_dir || bin_dir) {
-        if (!gt_dir || !bin_dir)
-            return usage_error("--gt-dir and --bin-dir must be given together");
+    weight_source weights = WEIGHTS_GENERATED;
+    if ((code = weights_of(&rq, &weights)) >= 0)
+        return code;
+    if (rq.gt_dir || rq.bin_dir) {
+        if (!rq.gt_dir || !rq.bin_dir)
+            return cli_usage("--gt-dir and --bin-dir must be given together");
         if (n_args)
-            return usage_error("--gt-dir/--bin-dir take no GT BIN arguments");
-        if (given_weights)
-            return usage_error("--pweights/--rweights are per image; with --gt-dir the weights "
-                               "are generated (or use --no-pseudo)");
-        return run_dirs(gt_dir, bin_dir, weights, json);
+            return cli_usage("--gt-dir/--bin-dir take no GT BIN arguments");
+        return run_dirs(rq.gt_dir, rq.bin_dir, weights, rq.json);
     }
     if (n_args != 2)
-        return usage_error(n_args < 2 ? "needs a ground truth GT and a result BIN"
-                                      : "too many arguments; give one GT and one BIN");
-    const char *gt = argv[optind], *bin = argv[optind + 1];
+        return cli_usage(n_args < 2 ? "needs a ground truth GT and a result BIN"
+                                    : "too many arguments; give one GT and one BIN");
     db_metrics m;
-    db_status st = evaluate_pair(gt, bin, pw_path, rw_path, weights, &m);
+    db_status st = evaluate_pair(args[0], args[1], rq.pw_path, rq.rw_path, weights, &m);
     if (st != DB_OK)
-        return fail(st);
-    if (json)
-        print_json(gt, bin, weights, &m);
+        return cli_fail(st);
+    if (rq.json)
+        print_json(args[0], args[1], weights, &m);
     else
-        print_table(gt, bin, weights, &m);
-    return EXIT_OK;
+        print_table(args[0], args[1], weights, &m);
+    return CLI_OK;
 }
