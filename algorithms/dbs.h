@@ -11,6 +11,7 @@
 #define DB_DBS_H
 
 #include <stdint.h>
+#include "cl/dbs_hash.h"
 #include "runtime/error.h"
 
 /* Radius w of the HVS filter (9x9) and of its autocorrelation (17x17). */
@@ -36,19 +37,6 @@ typedef struct db_dbs_model {
 /* Fills the model for `sigma`. sigma = 1.2, the default, uses the shipped
 ** table of spec §2 (no exp() at run time); other values compute it. */
 void db_dbs_model_make(double sigma, db_dbs_model *m);
-
-/* The counter-based generator of spec §3: the MurmurHash3 finaliser of
-** index * 0x9E3779B9 + seed (mod 2^32). Every device draws the same numbers. */
-static inline uint32_t db_dbs_hash(uint32_t index, uint32_t seed)
-{
-    uint32_t x = index * 0x9E3779B9u + seed;
-    x ^= x >> 16;
-    x *= 0x85EBCA6Bu;
-    x ^= x >> 13;
-    x *= 0xC2B2AE35u;
-    x ^= x >> 16;
-    return x;
-}
 
 /* Side of the threshold array (spec §7). */
 enum { DB_DBS_TARRAY_SIDE = 512 };

@@ -18,17 +18,7 @@
 #define CTAPS 17
 #define HALO 9        /* CW + 1: a swap partner is at most one pixel outside the block */
 
-/* The counter-based generator of spec §3 (db_dbs_hash). */
-uint dbs_hash(uint index, uint seed)
-{
-    uint x = index * 0x9E3779B9u + seed;
-    x ^= x >> 16;
-    x *= 0x85EBCA6Bu;
-    x ^= x >> 13;
-    x *= 0xC2B2AE35u;
-    x ^= x >> 16;
-    return x;
-}
+#include "dbs_hash.h"
 
 /* Labels and initial halftone (spec §4): threshold-array minority dots in
 ** shadows (A < D) and highlights (A > 255 - D), frozen; random dither elsewhere. */
@@ -47,7 +37,7 @@ kernel void dbs_init_state(global const uchar *gray, global const uchar *tarray,
     } else if (a > 255 - d) {
         s = 255 - a > level ? FROZEN : WHITE;
     } else {
-        s = dbs_hash(i, seed) % 255 < (uint)a ? WHITE : 0;
+        s = db_dbs_hash(i, seed) % 255 < (uint)a ? WHITE : 0;
     }
     state[i] = s;
 }

@@ -63,39 +63,77 @@ const char *db_cache_dir(void)
     return cache_enabled ? cache_path : NULL;
 }
 
-/* The full text of cl/`name`: from DOCBIN_KERNEL_DIR when set, else embedded. */
-static char *load_source(const char *name)
+/* The text of cl/`name` as written: from DOCBIN_KERNEL_DIR when set, else embedded; malloc'd. */
+static char *read_body(const char *name)
 {
     const char *dir = getenv("DOCBIN_KERNEL_DIR");
-    const char *body = NULL;
-    char *from_disk = NULL;
     if (dir && dir[0]) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, name);
         size_t n;
-        from_disk = db_read_file(path, &n);
-        if (!from_disk) {
+        char *text = db_read_file(path, &n);
+        if (!text)
             db_fail(DB_ERR_IO, "cannot read kernel source %s (DOCBIN_KERNEL_DIR=%s): %s; "
                     "unset DOCBIN_KERNEL_DIR to use the built-in kernels", path, dir, strerror(errno));
-            return NULL;
+        return text;
+    }
+    for (int i = 0; i < db_cl_source_count; i++)
+        if (!strcmp(db_cl_sources[i].name, name)) {
+            char *text = strdup(db_cl_sources[i].text);
+            if (!text)
+                db_fail(DB_ERR_NOMEM, "out of memory loading kernel source %s", name);
+            return text;
         }
-        body = from_disk;
-    } else {
-        for (int i = 0; i < db_cl_source_count; i++)
-            if (!strcmp(db_cl_sources[i].name, name))
-                body = db_cl_sources[i].text;
-        if (!body) {
-            db_fail(DB_ERR_USAGE, "no built-in kernel source named %s", name);
-            return NULL;
+    db_fail(DB_ERR_USAGE, "no built-in kernel source named %s", name);
+    return NULL;
+}
+
+/* Appends cl/`name` to f with every line `#include "X"` replaced by cl/X,
+** so that a header shared with the host code (cl/dbs_hash.h) is compiled
+** from the same text on every device, embedded or read from disk. */
+static db_status append_source(FILE *f, const char *name, int depth)
+{
+    if (depth > 4)
+        return db_fail(DB_ERR_USAGE, "kernel source %s: #include nested too deep", name);
+    char *body = read_body(name);
+    if (!body)
+        return db_error_status();
+    db_status st = DB_OK;
+    int line_no = 0;
+    for (char *line = body, *next; line && *line && st == DB_OK; line = next) {
+        line_no++;
+        next = strchr(line, '\n');
+        size_t len = next ? (size_t)(++next - line) : strlen(line);
+        char inc[64];
+        if (sscanf(line, "#include \"%63[^\"]\"", inc) == 1) {
+            st = append_source(f, inc, depth + 1);
+            fprintf(f, "\n#line %d\n", line_no + 1); /* build logs keep this file's line numbers */
+        } else {
+            fwrite(line, 1, len, f);
         }
     }
-    size_t n = strlen(prelude) + strlen(body) + 1;
-    char *text = malloc(n);
-    if (text)
-        snprintf(text, n, "%s%s", prelude, body);
-    else
+    free(body);
+    return st;
+}
+
+/* The full text of cl/`name` as programs are built from it: the prelude, then the file. */
+static char *load_source(const char *name)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f) {
         db_fail(DB_ERR_NOMEM, "out of memory loading kernel source %s", name);
-    free(from_disk);
+        return NULL;
+    }
+    fputs(prelude, f);
+    db_status st = append_source(f, name, 0);
+    if (fclose(f) != 0 && st == DB_OK)
+        st = db_fail(DB_ERR_NOMEM, "out of memory loading kernel source %s", name);
+    if (st != DB_OK) {
+        free(text);
+        return NULL;
+    }
     return text;
 }
 
