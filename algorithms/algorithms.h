@@ -18,15 +18,14 @@ const db_algo *db_algo_at(int i);
 ** defaults and ranges, and variants: the --list-algos entry. */
 void db_algo_print(const db_algo *algo, FILE *f);
 
-/* The `gray` stage's implementations (algorithms/gray.c): colour to gray with
-** the job's rule, from item `in` to item `out` given in the stage's ports. */
-db_status db_gray_cpu(db_stage_run *run);
-db_status db_gray_gpu(db_stage_run *run);
+/* The `gray` stage's implementation on both roles (algorithms/gray.c): colour
+** to gray with the job's rule, from the stage's input port to its output port. */
+db_status db_gray(db_stage_run *run);
 
 /* The `gray` stage of an algorithm, from item `from` to item `to`. */
 #define DB_GRAY_STAGE(from, to)                                                                              \
     {.name = "gray", .doc = "colour to gray (BT.601 or --gray qt)", .in = DB_PORTS(from), .out = DB_PORTS(to), \
-     .impl = {db_gray_cpu, db_gray_gpu}, .sources = {"gray.cl"}}
+     .impl = {db_gray, db_gray}, .sources = {"gray.cl"}}
 
 /* The `canny` stage of Howe's binarization (algorithms/canny.c): MATLAB's
 ** canny_old on the image converted to gray as MATLAB's rgb2gray does, with the

@@ -50,8 +50,9 @@ static db_status tarray_impl(db_stage_run *run)
     return db_stage_write(run, db_stage_out(run, 0), 0, (size_t)DB_DBS_TARRAY_SIDE * DB_DBS_TARRAY_SIDE, t);
 }
 
-static db_status init_impl(db_stage_run *run, const size_t *local1, const size_t *local2)
+static db_status init(db_stage_run *run)
 {
+    static const size_t local1 = 256, local2[2] = {32, 8};
     const db_job *job = db_stage_job(run);
     cl_int w = db_stage_width(run), h = db_stage_height(run), channels = db_stage_channels(run);
     cl_int rule = (cl_int)job->gray, m = DB_DBS_TARRAY_SIDE, d = (cl_int)job->params[P_D];
@@ -76,28 +77,17 @@ static db_status init_impl(db_stage_run *run, const size_t *local1, const size_t
     db_status st;
     if ((st = db_stage_args(run, kgray, 5, sizeof img, &img, sizeof gray, &gray, sizeof n, &n, sizeof channels,
                             &channels, sizeof rule, &rule)) != DB_OK ||
-        (st = db_stage_launch(run, kgray, 1, &n1, local1)) != DB_OK ||
+        (st = db_stage_launch_any(run, kgray, 1, &n1, &local1)) != DB_OK ||
         (st = db_stage_args(run, kstate, 8, sizeof gray, &gray, sizeof tarray, &tarray, sizeof m, &m, sizeof w, &w,
                             sizeof h, &h, sizeof d, &d, sizeof seed, &seed, sizeof state, &state)) != DB_OK ||
-        (st = db_stage_launch(run, kstate, 2, grid, local2)) != DB_OK ||
+        (st = db_stage_launch_any(run, kstate, 2, grid, local2)) != DB_OK ||
         (st = db_stage_args(run, ke, 7, sizeof gray, &gray, sizeof state, &state, sizeof w, &w, sizeof h, &h,
                             sizeof v, &v, sizeof sv, &sv, sizeof e, &e)) != DB_OK ||
-        (st = db_stage_launch(run, ke, 2, egrid, local2)) != DB_OK ||
+        (st = db_stage_launch_any(run, ke, 2, egrid, local2)) != DB_OK ||
         (st = db_stage_args(run, kc, 5, sizeof e, &e, sizeof w, &w, sizeof h, &h, sizeof v, &v, sizeof err,
                             &err)) != DB_OK)
         return st;
-    return db_stage_launch(run, kc, 2, grid, local2);
-}
-
-static db_status init_cpu(db_stage_run *run)
-{
-    return init_impl(run, db_any_group, db_any_group);
-}
-
-static db_status init_gpu(db_stage_run *run)
-{
-    const size_t local1 = 256, local2[2] = {32, 8};
-    return init_impl(run, &local1, local2);
+    return db_stage_launch_any(run, kc, 2, grid, local2);
 }
 
 /* What the raster search needs besides its buffers. */
@@ -241,7 +231,7 @@ static const db_stage stages[] = {
     {.name = "tarray", .doc = "the clipping-free threshold array (made once per D and seed, then cached)",
      .out = DB_PORTS(TARRAY), .impl = {tarray_impl, tarray_impl}},
     {.name = "init", .doc = "gray, labels, initial halftone and the integer error state",
-     .in = DB_PORTS(IMAGE, TARRAY), .out = DB_PORTS(STATE, ERR), .impl = {init_cpu, init_gpu},
+     .in = DB_PORTS(IMAGE, TARRAY), .out = DB_PORTS(STATE, ERR), .impl = {init, init},
      .sources = {"gray.cl", "dbs.cl"}},
     {.name = "search", .doc = "DBS toggles and swaps until a round changes nothing", .in = DB_PORTS(STATE, ERR),
      .out = DB_PORTS(STATE, ERR, HALFTONE, REPORT), .impl = {search_cpu, search_gpu}, .sources = {"dbs.cl"}},

@@ -3,7 +3,7 @@
 */
 #include "algorithms/algorithms.h"
 
-static db_status gray_launch(db_stage_run *run, const size_t *local)
+db_status db_gray(db_stage_run *run)
 {
     cl_kernel k = db_stage_kernel(run, "gray.cl", "gray_convert");
     if (!k)
@@ -15,17 +15,6 @@ static db_status gray_launch(db_stage_run *run, const size_t *local)
                                  &channels, sizeof rule, &rule);
     if (st != DB_OK)
         return st;
-    size_t global = (size_t)n;
-    return db_stage_launch(run, k, 1, &global, local);
-}
-
-db_status db_gray_cpu(db_stage_run *run)
-{
-    return gray_launch(run, db_any_group);
-}
-
-db_status db_gray_gpu(db_stage_run *run)
-{
-    const size_t local = 256;
-    return gray_launch(run, &local);
+    const size_t global = (size_t)n, gpu_local = 256;
+    return db_stage_launch_any(run, k, 1, &global, &gpu_local);
 }

@@ -117,7 +117,7 @@ static db_status kmeans_gpu(db_stage_run *run)
     return kmeans_impl(run, 1);
 }
 
-static db_status label_impl(db_stage_run *run, const size_t *local)
+static db_status label(db_stage_run *run)
 {
     cl_kernel k = db_stage_kernel(run, "hbk.cl", "hbk_label_pixels");
     if (!k)
@@ -129,19 +129,8 @@ static db_status label_impl(db_stage_run *run, const size_t *local)
                                  sizeof block, &block, sizeof tests, &tests, sizeof out, &out);
     if (st != DB_OK)
         return st;
-    const size_t global[2] = {(size_t)w, (size_t)h};
-    return db_stage_launch(run, k, 2, global, local);
-}
-
-static db_status label_cpu(db_stage_run *run)
-{
-    return label_impl(run, db_any_group);
-}
-
-static db_status label_gpu(db_stage_run *run)
-{
-    const size_t local[2] = {64, 4};
-    return label_impl(run, local);
+    const size_t global[2] = {(size_t)w, (size_t)h}, gpu_local[2] = {64, 4};
+    return db_stage_launch_any(run, k, 2, global, gpu_local);
 }
 
 static const double block_choices[] = {8, 16, 32};
@@ -161,7 +150,7 @@ static const db_stage stages[] = {
      .in = DB_PORTS(IMAGE), .out = DB_PORTS(CENTROIDS, STATE), .impl = {kmeans_cpu, kmeans_gpu},
      .sources = {"hbk.cl"}},
     {.name = "label", .doc = "each pixel to its block's nearest final centroid; ties go to white",
-     .in = DB_PORTS(IMAGE, CENTROIDS), .out = DB_PORTS(BINARY), .impl = {label_cpu, label_gpu},
+     .in = DB_PORTS(IMAGE, CENTROIDS), .out = DB_PORTS(BINARY), .impl = {label, label},
      .sources = {"hbk.cl"}},
 };
 

@@ -59,7 +59,7 @@ static void gaussian(double sigma, int radius, double *h)
 }
 
 static db_status smooth(db_stage_run *run, cl_mem src8, cl_mem src, cl_mem tmp, cl_mem dst, cl_mem h, int radius,
-                        int mirror, const size_t *global, const size_t *local)
+                        int mirror, const size_t *global, const size_t *gpu_local)
 {
     cl_kernel cols = db_stage_kernel(run, "laplacian.cl", "howe_smooth_cols");
     cl_kernel rows = db_stage_kernel(run, "laplacian.cl", "howe_smooth_rows");
@@ -70,17 +70,19 @@ static db_status smooth(db_stage_run *run, cl_mem src8, cl_mem src, cl_mem tmp, 
                                  sizeof w, &w, sizeof hgt, &hgt, sizeof h, &h, sizeof r, &r, sizeof mir, &mir,
                                  sizeof tmp, &tmp);
     if (st == DB_OK)
-        st = db_stage_launch(run, cols, 2, global, local);
+        st = db_stage_launch_any(run, cols, 2, global, gpu_local);
     if (st == DB_OK)
         st = db_stage_args(run, rows, 7, sizeof tmp, &tmp, sizeof w, &w, sizeof hgt, &hgt, sizeof h, &h, sizeof r,
                            &r, sizeof mir, &mir, sizeof dst, &dst);
     if (st == DB_OK)
-        st = db_stage_launch(run, rows, 2, global, local);
+        st = db_stage_launch_any(run, rows, 2, global, gpu_local);
     return st;
 }
 
-static db_status laplacian_impl(db_stage_run *run, const size_t *local1, const size_t *local2)
+/* One implementation for both roles: they differ only in the launches' shapes. */
+static db_status laplacian(db_stage_run *run)
 {
+    static const size_t local1 = 256, local2[2] = {32, 8};
     db_status st = check_size(run);
     if (st != DB_OK)
         return st;
@@ -103,30 +105,20 @@ static db_status laplacian_impl(db_stage_run *run, const size_t *local1, const s
     cl_mem none = NULL;
     if ((st = db_stage_args(run, kgray, 4, sizeof img, &img, sizeof channels, &channels, sizeof n, &n, sizeof gray,
                             &gray)) != DB_OK ||
-        (st = db_stage_launch(run, kgray, 1, &n1, local1)) != DB_OK ||
+        (st = db_stage_launch_any(run, kgray, 1, &n1, &local1)) != DB_OK ||
         (st = db_stage_args(run, klap, 4, sizeof gray, &gray, sizeof w, &w, sizeof h, &h, sizeof lap2, &lap2)) !=
             DB_OK ||
-        (st = db_stage_launch(run, klap, 2, grid, local2)) != DB_OK ||
+        (st = db_stage_launch_any(run, klap, 2, grid, local2)) != DB_OK ||
         (st = smooth(run, gray, none, tmp, m, wm, BIAS_RADIUS_MIRROR, 1, grid, local2)) != DB_OK ||
         (st = db_stage_args(run, kdev, 4, sizeof gray, &gray, sizeof m, &m, sizeof d2, &d2, sizeof n, &n)) != DB_OK ||
-        (st = db_stage_launch(run, kdev, 1, &n1, local1)) != DB_OK ||
+        (st = db_stage_launch_any(run, kdev, 1, &n1, &local1)) != DB_OK ||
         (st = smooth(run, NULL, d2, tmp, d2, wn, BIAS_RADIUS_NONE, 0, grid, local2)) != DB_OK ||
         (st = db_stage_args(run, kbias, 5, sizeof m, &m, sizeof d2, &d2, sizeof w, &w, sizeof h, &h, sizeof lap2,
                             &lap2)) != DB_OK)
         return st;
-    return db_stage_launch(run, kbias, 2, grid, local2);
+    return db_stage_launch_any(run, kbias, 2, grid, local2);
 }
 
-static db_status laplacian_cpu(db_stage_run *run)
-{
-    return laplacian_impl(run, db_any_group, db_any_group);
-}
-
-static db_status laplacian_gpu(db_stage_run *run)
-{
-    const size_t local1 = 256, local2[2] = {32, 8};
-    return laplacian_impl(run, &local1, local2);
-}
 
 /* Howe's graph in scratch buffers of the stage's device (spec §3, §5): t-links
 ** from lap2, n-links of capacity round(32 c) unless cut by an edge. */
@@ -251,7 +243,7 @@ static const db_param params[DB_HOWE_N_PARAMS] = {
 
 static const db_stage stages[] = {
     {.name = "laplacian", .doc = "2 x Laplacian of the forward differences, -1000 at bright-background outliers",
-     .in = DB_PORTS(IMAGE), .out = DB_PORTS(GRAY, LAP2), .impl = {laplacian_cpu, laplacian_gpu},
+     .in = DB_PORTS(IMAGE), .out = DB_PORTS(GRAY, LAP2), .impl = {laplacian, laplacian},
      .sources = {"laplacian.cl"}},
     {.name = "canny", .doc = "MATLAB's canny_old: edges that cut the graph's links", .in = DB_PORTS(IMAGE),
      .out = DB_PORTS(EDGES), .impl = {db_canny_cpu, db_canny_gpu}, .sources = {"canny.cl"}},

@@ -151,8 +151,9 @@ static db_status stats_gpu(db_stage_run *run)
 }
 
 /* Wolf's two image-wide quantities, minimum gray and √(max variance), into `wolf`. */
-static db_status wolf_reduce(db_stage_run *run, cl_mem wolf, int gpu)
+static db_status wolf_reduce(db_stage_run *run, cl_mem wolf)
 {
+    bool gpu = db_stage_device(run)->role == DB_ROLE_GPU;
     cl_int parts = gpu ? 1024 : (cl_int)db_stage_device(run)->info.compute_units * 4;
     size_t local = gpu ? REDUCE : 64;
     cl_mem pv = db_stage_scratch(run, (size_t)parts * sizeof(cl_double));
@@ -179,14 +180,14 @@ static db_status wolf_reduce(db_stage_run *run, cl_mem wolf, int gpu)
     return db_stage_launch(run, final, 1, &one, NULL);
 }
 
-static db_status threshold_impl(db_stage_run *run, method m, int gpu)
+static db_status threshold_impl(db_stage_run *run, method m)
 {
     cl_mem wolf = db_stage_scratch(run, 2 * sizeof(cl_double));
     cl_kernel k = db_stage_kernel(run, "local_threshold.cl", "threshold_local");
     if (!wolf || !k)
         return db_error_status();
     db_status st;
-    if (m == WOLF && (st = wolf_reduce(run, wolf, gpu)) != DB_OK)
+    if (m == WOLF && (st = wolf_reduce(run, wolf)) != DB_OK)
         return st;
     cl_mem gray = db_stage_in(run, 0), sums = db_stage_in(run, 1), out = db_stage_out(run, 0);
     cl_int w = db_stage_width(run), h = db_stage_height(run);
@@ -197,19 +198,18 @@ static db_status threshold_impl(db_stage_run *run, method m, int gpu)
                        &half, sizeof method_arg, &method_arg, sizeof kval, &kval, sizeof wolf, &wolf, sizeof out, &out);
     if (st != DB_OK)
         return st;
-    const size_t global[2] = {(size_t)w, (size_t)h};
-    const size_t local[2] = {64, 4};
-    return db_stage_launch(run, k, 2, global, gpu ? local : db_any_group);
+    const size_t global[2] = {(size_t)w, (size_t)h}, gpu_local[2] = {64, 4};
+    return db_stage_launch_any(run, k, 2, global, gpu_local);
 }
 
-#define THRESHOLD_IMPLS(name, m)                                                                                 \
-    static db_status name##_cpu(db_stage_run *run) { return threshold_impl(run, m, 0); }                       \
-    static db_status name##_gpu(db_stage_run *run) { return threshold_impl(run, m, 1); }
+/* One threshold stage per method, the same on both roles. */
+#define THRESHOLD_IMPL(name, m) \
+    static db_status name##_threshold(db_stage_run *run) { return threshold_impl(run, m); }
 
-THRESHOLD_IMPLS(niblack, NIBLACK)
-THRESHOLD_IMPLS(sauvola, SAUVOLA)
-THRESHOLD_IMPLS(nick, NICK)
-THRESHOLD_IMPLS(wolf, WOLF)
+THRESHOLD_IMPL(niblack, NIBLACK)
+THRESHOLD_IMPL(sauvola, SAUVOLA)
+THRESHOLD_IMPL(nick, NICK)
+THRESHOLD_IMPL(wolf, WOLF)
 
 /* Windows beyond twice the largest image side are clipped to the image anyway. */
 #define WINDOW_MAX (2.0 * DB_IMAGE_MAX_SIDE + 1)
@@ -227,7 +227,7 @@ THRESHOLD_IMPLS(wolf, WOLF)
          .in = DB_PORTS(GRAY), .out = DB_PORTS(SUMS), .impl = {stats_cpu, stats_gpu},                             \
          .sources = {"window_stats.cl"}},                                                                        \
         {.name = "threshold", .doc = threshold_doc, .in = DB_PORTS(GRAY, SUMS), .out = DB_PORTS(BINARY),          \
-         .impl = {id##_cpu, id##_gpu}, .sources = {"local_threshold.cl"}},                                       \
+         .impl = {id##_threshold, id##_threshold}, .sources = {"local_threshold.cl"}},                                       \
     };                                                                                                           \
     const db_algo db_algo_##id = {                                                                               \
         .name = #id,                                                                                             \

@@ -75,7 +75,7 @@ static db_status histogram_gpu(db_stage_run *run)
 }
 
 /* Both roles: the 256-step scan in one work-item, then one comparison per pixel. */
-static db_status binarize_any(db_stage_run *run, const size_t *local)
+static db_status binarize(db_stage_run *run)
 {
     cl_mem t = db_stage_scratch(run, sizeof(cl_int));
     cl_kernel scan = db_stage_kernel(run, "otsu.cl", "otsu_threshold");
@@ -92,19 +92,8 @@ static db_status binarize_any(db_stage_run *run, const size_t *local)
     cl_ulong n = (cl_ulong)db_stage_width(run) * (cl_ulong)db_stage_height(run);
     if ((st = db_stage_args(run, bin, 4, sizeof gray, &gray, sizeof t, &t, sizeof out, &out, sizeof n, &n)) != DB_OK)
         return st;
-    size_t global = (size_t)n;
-    return db_stage_launch(run, bin, 1, &global, local);
-}
-
-static db_status binarize_cpu(db_stage_run *run)
-{
-    return binarize_any(run, db_any_group);
-}
-
-static db_status binarize_gpu(db_stage_run *run)
-{
-    const size_t local = 256;
-    return binarize_any(run, &local);
+    const size_t global = (size_t)n, gpu_local = 256;
+    return db_stage_launch_any(run, bin, 1, &global, &gpu_local);
 }
 
 static const db_stage stages[] = {
@@ -112,7 +101,7 @@ static const db_stage stages[] = {
     {.name = "histogram", .doc = "256-bin histogram, 64-bit counts", .in = DB_PORTS(GRAY),
      .out = DB_PORTS(HISTOGRAM), .impl = {histogram_cpu, histogram_gpu}, .sources = {"histogram.cl"}},
     {.name = "binarize", .doc = "Otsu's threshold T from the histogram; ink iff gray <= T",
-     .in = DB_PORTS(GRAY, HISTOGRAM), .out = DB_PORTS(BINARY), .impl = {binarize_cpu, binarize_gpu},
+     .in = DB_PORTS(GRAY, HISTOGRAM), .out = DB_PORTS(BINARY), .impl = {binarize, binarize},
      .sources = {"otsu.cl"}},
 };
 

@@ -295,6 +295,12 @@ db_status db_stage_launch(db_stage_run *run, cl_kernel k, int dims, const size_t
     return DB_OK;
 }
 
+db_status db_stage_launch_any(db_stage_run *run, cl_kernel k, int dims, const size_t *global,
+                              const size_t *gpu_local)
+{
+    return db_stage_launch(run, k, dims, global, run->dev->role == DB_ROLE_GPU ? gpu_local : db_any_group);
+}
+
 size_t db_item_bytes(const db_item *item, const db_job *job, int width, int height, int channels)
 {
     size_t px = (size_t)width * (size_t)height;

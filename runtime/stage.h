@@ -222,4 +222,11 @@ db_status db_stage_launch(db_stage_run *run, cl_kernel k, int dims, const size_t
 ** hundreds of milliseconds a stage. */
 extern const size_t db_any_group[3];
 
+/* The per-role launch rule for a kernel that checks its own bounds and takes
+** any work-group shape: `gpu_local` on the gpu role (NULL: the driver's
+** choice), db_any_group on the cpu role. One implementation then serves both
+** roles where they differ only in the shape. */
+db_status db_stage_launch_any(db_stage_run *run, cl_kernel k, int dims, const size_t *global,
+                              const size_t *gpu_local);
+
 #endif
