@@ -73,6 +73,12 @@ typedef struct batch {
     enum { MEASURE_PENDING, MEASURE_RUNNING, MEASURE_DONE } measure;
     char explained[32][DB_PLAN_KEY]; /* the keys whose plan was explained or noted */
     int n_explained;
+
+    /* The CPU lane's measured times (b->lock): the GPU lanes' time between
+    ** finished pages, and the CPU lane's time per page, smoothed; 0 unknown. */
+    double gpu_period_ms, cpu_ms;
+    uint64_t gpu_done_ns;
+    int ready_n;                 /* pages in the ready queue */
 } batch;
 
 typedef struct lane_arg {
@@ -81,6 +87,7 @@ typedef struct lane_arg {
     const char *gpu_spec;
     int lane;
     int runs;        /* images run so far */
+    bool cpu;        /* the CPU lane: every stage on cpu, pages taken by db_batch_cpu_takes */
     db_plan plan;    /* the last plan made (auto: reused while the key is the same) */
 } lane_arg;
 
@@ -430,6 +437,7 @@ static void *codec_thread(void *arg)
                 leave(b, bytes);
             } else if (to_lane) {
                 push(&b->ready, &b->ready_tail, s);
+                b->ready_n++;
             } else if (s && b->setting_up) {
                 push(&b->held, &b->held_tail, s);
             } else {
@@ -531,6 +539,10 @@ static db_status lane_map(batch *b, lane_arg *lane, slot *s, db_map *map, bool *
 {
     const db_batch_options *opt = b->opt;
     *measured = false;
+    if (lane->cpu) {
+        db_map_nth(opt->algo, 0, map); /* every stage on cpu */
+        return DB_OK;
+    }
     if (opt->mode == DB_PLAN_GIVEN) {
         *map = *opt->map;
         if (!opt->explain || lane->runs > 0)
@@ -612,6 +624,46 @@ static void run_slot(batch *b, lane_arg *lane, slot *s)
     db_profile_free(prof);
 }
 
+bool db_batch_cpu_takes(int ready, int left, double gpu_period_ms, double cpu_ms)
+{
+    if (ready < 1)
+        return false;
+    if (!(gpu_period_ms > 0))
+        return false; /* the GPU lanes have not finished a page yet: nothing to compare with */
+    if (!(cpu_ms > 0))
+        return left * gpu_period_ms >= 2000;
+    /* The GPU lanes reach the last of the ready pages after ready periods. */
+    return ready * gpu_period_ms > cpu_ms;
+}
+
+/* Whether the CPU lane takes the next ready page (b->lock held). */
+static bool cpu_lane_takes(const batch *b)
+{
+    if (b->opt->cpu_lane == DB_CPU_LANE_ON)
+        return b->ready != NULL;
+    int left = b->ready_n + b->decoding + (b->list->n - b->next);
+    return db_batch_cpu_takes(b->ready_n, left, b->gpu_period_ms, b->cpu_ms);
+}
+
+/* Folds a finished run into the CPU lane's times (b->lock held): an
+** exponential average, as the load of a machine drifts. */
+static void learn(batch *b, const lane_arg *lane, uint64_t t0, uint64_t t1)
+{
+    const double w = 0.25;
+    if (lane->cpu) {
+        double ms = (double)(t1 - t0) / 1e6;
+        b->cpu_ms = b->cpu_ms > 0 ? (1 - w) * b->cpu_ms + w * ms : ms;
+        b->sum->cpu_pages++;
+        return;
+    }
+    /* The first GPU page measures from the batch's start, which includes opening the lanes: skip it. */
+    if (b->gpu_done_ns) {
+        double ms = (double)(t1 - b->gpu_done_ns) / 1e6;
+        b->gpu_period_ms = b->gpu_period_ms > 0 ? (1 - w) * b->gpu_period_ms + w * ms : ms;
+    }
+    b->gpu_done_ns = t1;
+}
+
 static void *lane_thread(void *arg)
 {
     lane_arg *lane = arg;
@@ -621,7 +673,7 @@ static void *lane_thread(void *arg)
     ** and builds programs one at a time, so opening sooner delays the first. */
     if (!lane->ctx) {
         pthread_mutex_lock(&b->lock);
-        while (!b->warm[lane->lane] && !drained(b))
+        while (!b->warm[lane->cpu ? 0 : lane->lane] && !drained(b))
             pthread_cond_wait(&b->lane_cv, &b->lock);
         bool done = drained(b);
         pthread_mutex_unlock(&b->lock);
@@ -637,16 +689,22 @@ static void *lane_thread(void *arg)
     }
     pthread_mutex_lock(&b->lock);
     for (;;) {
-        slot *s = pop(&b->ready, &b->ready_tail);
+        slot *s = lane->cpu && !cpu_lane_takes(b) ? NULL : pop(&b->ready, &b->ready_tail);
         if (s) {
+            b->ready_n--;
+            if (drained(b))
+                pthread_cond_broadcast(&b->lane_cv); /* a CPU lane that declined the last pages waits */
             pthread_mutex_unlock(&b->lock);
+            uint64_t t0 = db_now_ns();
             run_slot(b, lane, s);
+            uint64_t t1 = db_now_ns();
             /* A failed image is reported and freed here: s is gone after finish(). */
             bool failed = s->r.state == DB_BATCH_FAILED;
             size_t bytes = s->bytes;
             if (failed)
                 finish(b, s);
             pthread_mutex_lock(&b->lock);
+            learn(b, lane, t0, t1);
             if (failed)
                 leave(b, bytes);
             else
@@ -782,6 +840,21 @@ static db_status plan_lanes(const db_batch_options *opt, int n_images, char (*sp
     return DB_OK;
 }
 
+/* Whether the batch adds a CPU lane (db_cpu_lane), seeing the first lane's context. */
+static bool wants_cpu_lane(const db_batch_options *opt, const db_context *ctx)
+{
+    if (opt->cpu_lane == DB_CPU_LANE_OFF || opt->serial || !ctx->role[DB_ROLE_CPU])
+        return false;
+    for (int s = 0; s < opt->algo->n_stages; s++)
+        if (!opt->algo->stages[s].impl[DB_ROLE_CPU])
+            return false;
+    if (opt->cpu_lane == DB_CPU_LANE_ON)
+        return true;
+    /* auto: beside a real GPU, and only when the map is docbin's to choose. */
+    const db_device *gpu = ctx->role[DB_ROLE_GPU];
+    return opt->mode != DB_PLAN_GIVEN && gpu && !gpu->info.host_unified;
+}
+
 /* Creates the output directory and opens the JSON log. */
 static db_status open_outputs(batch *b)
 {
@@ -805,6 +878,7 @@ static void abort_batch(batch *b)
         drop(s);
         leave(b, bytes);
     }
+    b->ready_n = 0;
     pthread_cond_broadcast(&b->codec_cv);
     pthread_cond_broadcast(&b->lane_cv);
     pthread_mutex_unlock(&b->lock);
@@ -873,8 +947,9 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     ** log and no directory. */
     if (st == DB_OK && !opt->codec_only) {
         sum->in_flight = n_runners;
-        lane_tids = calloc((size_t)n_runners, sizeof *lane_tids);
-        lanes = calloc((size_t)n_runners, sizeof *lanes);
+        /* Room for the CPU lane, after the others. */
+        lane_tids = calloc((size_t)n_runners + 1, sizeof *lane_tids);
+        lanes = calloc((size_t)n_runners + 1, sizeof *lanes);
         if (!lane_tids || !lanes)
             st = db_fail(DB_ERR_NOMEM, "out of memory starting the batch threads");
         for (int r = 0; st == DB_OK && r < n_runners; r++)
@@ -887,6 +962,8 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     }
     if (st == DB_OK && !opt->codec_only) {
         sum->lanes = n_lanes;
+        if (wants_cpu_lane(opt, lanes[0].ctx))
+            lanes[n_runners++] = (lane_arg){.b = &b, .gpu_spec = lanes[0].gpu_spec, .lane = n_lanes, .cpu = true};
         err = 0;
         for (int r = 0; r < n_runners && !err; r++)
             if (!(err = pthread_create(&lane_tids[lanes_started], NULL, lane_thread, &lanes[r])))

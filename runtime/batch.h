@@ -103,6 +103,24 @@ typedef struct db_batch_result {
 /* Called once per image, from whichever thread finished it, never two at once. */
 typedef void (*db_batch_callback)(const db_batch_result *result, void *user);
 
+/* Whether a batch adds a lane that runs every stage on the cpu role beside
+** the lanes of the GPU, so that both devices work at once on different pages. */
+typedef enum db_cpu_lane {
+    DB_CPU_LANE_AUTO = 0, /* with auto or measure, when the gpu role is a real GPU: it takes a page only
+                          ** when it would finish it before the GPU lanes reach it (db_batch_cpu_takes) */
+    DB_CPU_LANE_OFF,
+    DB_CPU_LANE_ON        /* always, taking a page whenever it is free */
+} db_cpu_lane;
+
+/* The CPU lane's rule under DB_CPU_LANE_AUTO, from measured times: with `ready`
+** pages decoded and waiting, `left` pages in all still to run, the GPU lanes
+** finishing a page every `gpu_period_ms` and the CPU lane taking `cpu_ms` per
+** page (0: not yet measured), whether the CPU lane should take the next page:
+** when the GPU lanes would not reach it sooner. Not yet measured, it takes one
+** to learn only when at least two seconds of GPU work are left, so that
+** learning cannot stretch a short batch much. */
+bool db_batch_cpu_takes(int ready, int left, double gpu_period_ms, double cpu_ms);
+
 /* What a batch runs and how much of it at once. Zero means the default. */
 typedef struct db_batch_options {
     const db_algo *algo;
@@ -111,6 +129,7 @@ typedef struct db_batch_options {
     const char *wisdom;     /* the wisdom file (NULL: db_wisdom_default_path) */
     int measure_runs;       /* with DB_PLAN_MEASURE: timed runs of each map on the first page (0: 3) */
     FILE *explain;          /* how each new plan was made (db_plan_explain), or NULL */
+    db_cpu_lane cpu_lane;
     const db_job *job;
     const char *cpu_spec;   /* as db_context_open(); NULL: environment, then default */
     const char *gpu_spec;   /* likewise; "all": one device lane per OpenCL GPU device */
@@ -138,7 +157,8 @@ typedef struct db_batch_options {
 typedef struct db_batch_summary {
     int total, ok, failed, skipped;
     db_status worst;        /* the failure with the highest db_exit_status (DB_OK: none failed) */
-    int lanes;              /* device lanes used (0 with codec_only) */
+    int lanes;              /* device lanes used (0 with codec_only), the CPU lane not counted */
+    int cpu_pages;          /* pages the CPU lane ran */
     int in_flight, threads; /* the values used after defaults */
     double wall_s;
 } db_batch_summary;

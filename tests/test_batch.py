@@ -100,6 +100,24 @@ def test_same_as_single(tmp):
         print(f'ok   {algo} batch ({map_}) equals the single-image form for {len(inputs)} inputs')
 
 
+def test_cpu_lane(tmp):
+    """--cpu-lane on: a lane running every stage on cpu beside the gpu role's lanes; every page as the
+    single-image form gives it, every log line naming the map its page ran under."""
+    inputs = make_inputs(os.path.join(tmp, 'in-lane'), [f'q{i}.png' for i in range(8)])
+    out, log = os.path.join(tmp, 'out-lane'), os.path.join(tmp, 'lane.jsonl')
+    rc, _, err = run(['--algo', 'howe', '--map', 'gpu', '--cpu-lane', 'on', '--out-dir', out, '--log-json', log]
+                     + inputs)
+    maps = [json.loads(l)['map'] for l in open(log)] if os.path.exists(log) else []
+    check(rc == 0 and len(maps) == 8 and set(maps) <= {'gpu,gpu,gpu', 'cpu,cpu,cpu'}, f'--cpu-lane on: {rc} {maps} {err}')
+    for i, path in enumerate(inputs):
+        single = os.path.join(tmp, 'lane-single.png')
+        run(['--algo', 'howe', '--map', 'cpu', path, '-o', single])
+        check(read(os.path.join(out, f'q{i}.png')) == read(single), f'--cpu-lane on: page {i} differs')
+    rc, _, err = run(['--algo', 'howe', '--cpu-lane', 'sometimes', '--out-dir', out] + inputs)
+    check(rc == 2 and '--cpu-lane' in err, f'--cpu-lane sometimes: exit {rc}: {err}')
+    print(f'ok   --cpu-lane on: pages by map {sorted(maps.count(m) for m in set(maps))}, outputs as single runs')
+
+
 def test_codec_only(tmp):
     """--codec-only writes gray >= 128 as white, computed here from the pixels written here."""
     d = os.path.join(tmp, 'codec')
@@ -396,7 +414,7 @@ def test_usage_errors(tmp):
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        for test in (test_same_as_single, test_codec_only, test_pipe_input, test_corrupt_in_middle, test_skip_existing,
+        for test in (test_same_as_single, test_cpu_lane, test_codec_only, test_pipe_input, test_corrupt_in_middle, test_skip_existing,
                      test_list_and_directory, test_shards, test_failed_runs, test_memory_bound, test_usage_errors):
             sub = os.path.join(tmp, test.__name__)
             os.makedirs(sub)

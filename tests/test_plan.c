@@ -41,6 +41,17 @@ static void test_fastest(void)
     CHECK(db_plan_fastest(algo, true, u, 0) == -1, "no timings: not -1");
 }
 
+/* The CPU lane's rule: it takes a page when the GPU lanes would reach it later than it would finish it. */
+static void test_cpu_lane_rule(void)
+{
+    CHECK(!db_batch_cpu_takes(0, 100, 10, 5), "took a page from an empty queue");
+    CHECK(!db_batch_cpu_takes(5, 100, 0, 5), "took a page before the GPU lanes finished one");
+    CHECK(db_batch_cpu_takes(5, 100, 10, 40) && !db_batch_cpu_takes(4, 100, 10, 40),
+          "5 pages at 10 ms beat 40 ms; 4 do not");
+    CHECK(db_batch_cpu_takes(1, 200, 10, 0) && !db_batch_cpu_takes(1, 199, 10, 0),
+          "learning needs 2 s of GPU work left: 200 pages at 10 ms, not 199");
+}
+
 static void test_modes(void)
 {
     CHECK(db_plan_mode_of(NULL) == DB_PLAN_AUTO && db_plan_mode_of("") == DB_PLAN_AUTO &&
@@ -240,6 +251,7 @@ int main(void)
     if (!mkdtemp(dir))
         return 99;
     test_fastest();
+    test_cpu_lane_rule();
     test_modes();
     test_wisdom_file(dir);
     test_wisdom_writers(dir);

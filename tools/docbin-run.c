@@ -71,6 +71,10 @@ static const char usage_text[] =
     "                          measuring aid, the codec bound of batch throughput\n"
     "      --serial            one image at a time: decode, run, encode, then the next (one thread,\n"
     "                          no overlap); the baseline a batch's throughput is measured against\n"
+    "      --cpu-lane MODE     a lane that runs every stage on cpu beside the GPU's lanes: auto\n"
+    "                          (default: with --map auto or measure beside a real GPU, taking a page\n"
+    "                          only when it would finish it before the GPU lanes reach it, from the\n"
+    "                          times measured as the batch runs), off, or on (whenever it is free)\n"
     "      A progress line is shown on stderr when it is a terminal. A failed image is reported\n"
     "      (\"docbin-run: FILE: reason\"), leaves no output, and the others still finish.\n"
     "\n"
@@ -84,6 +88,8 @@ static const char usage_text[] =
     "In a batch, the status is that of the worst failed image (3 over 2 over 1), 0 if none failed.\n";
 
 static const char *const gray_rules[] = {"bt601", "qt", NULL};
+static const char *const cpu_lanes[] = {[DB_CPU_LANE_AUTO] = "auto", [DB_CPU_LANE_OFF] = "off",
+                                        [DB_CPU_LANE_ON] = "on", NULL};
 enum depth { DEPTH_1, DEPTH_8 };
 static const char *const depths[] = {[DEPTH_1] = "1", [DEPTH_8] = "8", NULL};
 enum format { FORMAT_PNG, FORMAT_PNM, FORMAT_PGM, FORMAT_PBM };
@@ -98,7 +104,7 @@ typedef struct request {
     bool help, version, explain, sample, profile, list_algos, list_devices;
     /* the batch form */
     const char *out_dir, *shard, *log_json;
-    int format, in_flight, threads;
+    int format, in_flight, threads, cpu_lane;
     size_t max_bytes;
     bool skip_existing, codec_only, serial;
     /* derived by check() */
@@ -145,6 +151,7 @@ static const cli_option options[] = {
     OPT("log-json", 0, CLI_STRING, log_json),
     OPT("codec-only", 0, CLI_FLAG, codec_only),
     OPT("serial", 0, CLI_FLAG, serial),
+    OPT("cpu-lane", 0, CLI_CHOICE, cpu_lane, .choices = cpu_lanes),
 };
 
 /* --shard K/N: 1 <= K <= N. */
@@ -164,9 +171,9 @@ static int check_forms(request *rq)
 {
     bool batch = rq->out_dir != NULL;
     if (!batch && (rq->format || rq->shard || rq->skip_existing || rq->in_flight || rq->threads || rq->max_bytes ||
-                   rq->log_json || rq->codec_only || rq->serial))
+                   rq->log_json || rq->codec_only || rq->serial || rq->cpu_lane))
         return cli_usage("--format, --shard, --skip-existing, --in-flight, --threads, --max-memory, --log-json, "
-                         "--codec-only and --serial belong to the batch form; give --out-dir DIR");
+                         "--codec-only, --serial and --cpu-lane belong to the batch form; give --out-dir DIR");
     if (rq->serial && (rq->in_flight || rq->threads))
         return cli_usage("--serial runs one image at a time on one thread; drop --in-flight and --threads");
     if (batch && (rq->output || rq->sample || rq->profile || rq->trace || rq->repeat > 1))
@@ -337,6 +344,7 @@ static int run_batch(const request *rq)
         db_batch_options opt = {
             .algo = rq->algorithm, .mode = rq->mode, .map = &rq->given, .wisdom = rq->wisdom,
             .measure_runs = rq->measure_runs, .explain = rq->explain ? stderr : NULL,
+            .cpu_lane = (db_cpu_lane)rq->cpu_lane,
             .job = rq->algorithm ? &rq->job : &gray_only, .cpu_spec = rq->cpu_spec, .gpu_spec = rq->gpu_spec,
             .in_flight = rq->in_flight, .threads = rq->threads, .max_bytes = rq->max_bytes, .bits = bits,
             .skip_existing = rq->skip_existing, .codec_only = rq->codec_only, .serial = rq->serial,
