@@ -5,8 +5,9 @@
 #   photo-like picture, its input kind): --map measure into a fresh wisdom file, then a separate
 #   docbin-bench timing of every map (RUNS timed runs, default 5), then --map auto with that
 #   wisdom. bench/planner_summary.py checks measure's pick against the fastest median.
-#   Then Sauvola and Howe batches over PAGES A4 pages (default 200) with --map measure and the
-#   CPU lane off, auto and on, side by side. Logs in OUTDIR.
+#   Then Sauvola and Howe batches over PAGES gray A4 pages (default 200): --map measure once to
+#   fill the wisdom, then --map auto with the CPU lane off, auto and on, side by side, ROUNDS
+#   times (default 2). Logs in OUTDIR.
 set -u
 out=${1:?usage: planner_device.sh OUTDIR DIBCO_PAGE [PAGES]}
 dibco=${2:?usage: planner_device.sh OUTDIR DIBCO_PAGE [PAGES]}
@@ -27,6 +28,7 @@ for algo in ${ALGOS:-otsu niblack sauvola nick wolf hbk howe dbs}; do
     pages="$dibco $a4"
     [ $algo = dbs ] && pages=$photo
     for page in $pages; do
+        [ -n "${SKIP_MAPS:-}" ] && continue
         wisdom="$out/wisdom-$algo-$(basename "$page" .png)"
         rm -f "$wisdom"
         {
@@ -48,12 +50,15 @@ if [ "$(ls "$pages" 2>/dev/null | wc -l)" != "$n" ]; then
 fi
 blog="$out/batch.log"
 : > "$blog"
-for round in 1 2; do
+for algo in sauvola howe; do
+    $run --algo $algo --map measure --wisdom "$out/wisdom-batch-$algo" "$pages/page-0001.png" -o /tmp/o.png
+done
+for round in $(seq 1 "${ROUNDS:-2}"); do
     for algo in sauvola howe; do
         for lane in off auto on; do
             rm -rf /tmp/docbin-lane-out
             t0=$(date +%s.%N)
-            $run --algo $algo --map measure --wisdom "$out/wisdom-batch-$algo" --cpu-lane $lane \
+            $run --algo $algo --wisdom "$out/wisdom-batch-$algo" --cpu-lane $lane \
                  --out-dir /tmp/docbin-lane-out --log-json "$out/lane-$algo-$lane-$round.jsonl" "$pages" \
                  2>>"$out/batch-stderr.txt"
             rc=$?

@@ -636,11 +636,16 @@ bool db_batch_cpu_takes(int ready, int left, double gpu_period_ms, double cpu_ms
     return ready * gpu_period_ms > cpu_ms;
 }
 
-/* Whether the CPU lane takes the next ready page (b->lock held). */
+/* Whether the CPU lane takes the next ready page (b->lock held). Under auto
+** only while the codec threads wait for room (as many pages held as the batch
+** allows): otherwise the codec is what bounds the batch, and a CPU lane would
+** take its cores. */
 static bool cpu_lane_takes(const batch *b)
 {
     if (b->opt->cpu_lane == DB_CPU_LANE_ON)
         return b->ready != NULL;
+    if (b->live < b->limit)
+        return false;
     int left = b->ready_n + b->decoding + (b->list->n - b->next);
     return db_batch_cpu_takes(b->ready_n, left, b->gpu_period_ms, b->cpu_ms);
 }

@@ -112,7 +112,9 @@ typedef enum db_cpu_lane {
     DB_CPU_LANE_ON        /* always, taking a page whenever it is free */
 } db_cpu_lane;
 
-/* The CPU lane's rule under DB_CPU_LANE_AUTO, from measured times: with `ready`
+/* The CPU lane's rule under DB_CPU_LANE_AUTO, asked only while the codec
+** threads wait for room (else the codec bounds the batch and the CPU lane
+** would take its cores), from measured times: with `ready`
 ** pages decoded and waiting, `left` pages in all still to run, the GPU lanes
 ** finishing a page every `gpu_period_ms` and the CPU lane taking `cpu_ms` per
 ** page (0: not yet measured), whether the CPU lane should take the next page:
