@@ -166,22 +166,29 @@ static bool parse_shard(const char *text, int *k, int *n)
     return cli_int(slash + 1, 1, 1 << 30, n) && cli_int(first, 1, *n, k);
 }
 
-/* The checks of the batch form's options against the single form's. */
-static int check_forms(request *rq)
+/* The options that only one of the two forms takes. */
+static int check_forms(const request *rq)
 {
     bool batch = rq->out_dir != NULL;
     if (!batch && (rq->format || rq->shard || rq->skip_existing || rq->in_flight || rq->threads || rq->max_bytes ||
                    rq->log_json || rq->codec_only || rq->serial || rq->cpu_lane))
         return cli_usage("--format, --shard, --skip-existing, --in-flight, --threads, --max-memory, --log-json, "
                          "--codec-only, --serial and --cpu-lane belong to the batch form; give --out-dir DIR");
-    if (rq->serial && (rq->in_flight || rq->threads))
-        return cli_usage("--serial runs one image at a time on one thread; drop --in-flight and --threads");
     if (batch && (rq->output || rq->sample || rq->profile || rq->trace || rq->repeat > 1))
         return cli_usage("--out-dir runs a batch; -o, --sample, --profile, --trace and --repeat are for one image");
-    if (batch && rq->n_inputs == 0)
-        return cli_usage("no inputs given: name images, @LIST files or directories");
     if (!batch && rq->gpu_spec && !strcmp(rq->gpu_spec, "all"))
         return cli_usage("--gpu-device all spreads a batch over the GPUs; give --out-dir DIR");
+    return -1;
+}
+
+/* The inputs and the output, and the batch options that must agree. */
+static int check_inputs(request *rq)
+{
+    bool batch = rq->out_dir != NULL;
+    if (rq->serial && (rq->in_flight || rq->threads))
+        return cli_usage("--serial runs one image at a time on one thread; drop --in-flight and --threads");
+    if (batch && rq->n_inputs == 0)
+        return cli_usage("no inputs given: name images, @LIST files or directories");
     if (!batch && rq->n_inputs > 1)
         return cli_usage("more than one input given; several inputs need --out-dir DIR (one INPUT takes -o OUTPUT)");
     if (!batch && rq->n_inputs == 1 && rq->inputs[0][0] == '@')
@@ -401,7 +408,7 @@ int main(int argc, char **argv)
         return answer(&rq);
     rq.inputs = argv + first;
     rq.n_inputs = argc - first;
-    if ((code = check_forms(&rq)) >= 0 || (code = check_job(&rq)) >= 0)
+    if ((code = check_forms(&rq)) >= 0 || (code = check_inputs(&rq)) >= 0 || (code = check_job(&rq)) >= 0)
         return code;
     return rq.out_dir ? run_batch(&rq) : run_single(&rq);
 }
