@@ -496,9 +496,11 @@ static void file_header(uint8_t h[FILE_HEADER], int m, int levels, uint32_t seed
 static int load_file(const char *path, int m, int levels, uint32_t seed, uint8_t *t)
 {
     size_t mm = (size_t)m * (size_t)m, n = 0;
-    char *file = db_read_file(path, &n);
-    if (!file)
+    char *file;
+    if (db_read_file(path, FILE_HEADER + mm, &file, &n) != DB_OK) {
+        db_error_clear(); /* no usable cached array: it is made again */
         return 0;
+    }
     int ok = 0;
     if (n == FILE_HEADER + mm) {
         const uint8_t *f = (const uint8_t *)file;

@@ -241,11 +241,10 @@ db_status db_weights_read(const char *path, int width, int height, double **weig
         return db_fail(DB_ERR_USAGE, "%s: weights for a %dx%d image asked for", path, width, height);
     size_t expected = (size_t)width * (size_t)height;
     size_t size = 0;
-    char *text = db_read_file(path, &size);
-    if (!text) {
-        int e = errno;
-        return db_fail(DB_ERR_IO, "cannot read weight file %s: %s", path, strerror(e));
-    }
+    char *text;
+    db_status st = db_read_file(path, DB_READ_DATA_MAX, &text, &size);
+    if (st != DB_OK)
+        return db_fail(st, "weight file: %s", db_error_message());
     if (strlen(text) != size) {
         free(text);
         return db_fail(DB_ERR_FORMAT, "%s: contains a NUL byte; a DIBCO weight file is text, one "
@@ -261,7 +260,7 @@ db_status db_weights_read(const char *path, int width, int height, double **weig
         return db_fail(DB_ERR_NOMEM, "%s: out of memory for %zu weights", path, expected);
     }
     locale_t old_locale = uselocale(c_locale);
-    db_status st = DB_OK;
+    st = DB_OK;
     size_t count = 0, pos = 0;
     while (st == DB_OK) {
         while (is_space(text[pos]))

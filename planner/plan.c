@@ -350,11 +350,13 @@ static db_status load_wisdom(const char *path, entry **entries, int *n)
     size_t size;
     *entries = NULL;
     *n = 0;
-    char *text = db_read_file(path, &size);
-    if (!text) {
-        if (errno == ENOENT)
+    char *text;
+    if (db_read_file(path, DB_READ_TEXT_MAX, &text, &size) != DB_OK) {
+        if (errno == ENOENT) {
+            db_error_clear();
             return DB_OK;
-        return db_fail(DB_ERR_IO, "cannot read the wisdom file %s: %s", path, strerror(errno));
+        }
+        return db_fail(DB_ERR_IO, "wisdom file: %s", db_error_message());
     }
     if (strlen(text) != size) {
         free(text);

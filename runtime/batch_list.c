@@ -27,10 +27,10 @@ static db_status push(db_batch_list *list, const char *path, size_t len)
 static db_status add_list_file(db_batch_list *list, const char *path)
 {
     size_t size;
-    char *text = db_read_file(path, &size);
-    if (!text)
-        return db_fail(DB_ERR_IO, "cannot read list file %s: %s", path, strerror(errno));
-    db_status st = DB_OK;
+    char *text;
+    db_status st = db_read_file(path, DB_READ_TEXT_MAX, &text, &size);
+    if (st != DB_OK)
+        return db_fail(st, "list file: %s", db_error_message());
     for (char *line = text; st == DB_OK && line < text + size;) {
         char *end = memchr(line, '\n', (size_t)(text + size - line));
         if (!end)

@@ -70,11 +70,10 @@ static char *read_body(const char *name)
     if (dir && dir[0]) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, name);
-        size_t n;
-        char *text = db_read_file(path, &n);
-        if (!text)
-            db_fail(DB_ERR_IO, "cannot read kernel source %s (DOCBIN_KERNEL_DIR=%s): %s; "
-                    "unset DOCBIN_KERNEL_DIR to use the built-in kernels", path, dir, strerror(errno));
+        char *text;
+        if (db_read_file(path, DB_READ_TEXT_MAX, &text, NULL) != DB_OK)
+            db_fail(DB_ERR_IO, "kernel source (DOCBIN_KERNEL_DIR=%s): %s; unset DOCBIN_KERNEL_DIR to use the "
+                    "built-in kernels", dir, db_error_message());
         return text;
     }
     for (int i = 0; i < db_cl_source_count; i++)
@@ -169,9 +168,11 @@ static void digest_hex(const void *data, size_t n, char hex[65])
 static unsigned char *cache_load(const char *path, const char *key, size_t *size)
 {
     size_t n;
-    char *file = db_read_file(path, &n);
-    if (!file)
+    char *file;
+    if (db_read_file(path, DB_READ_DATA_MAX, &file, &n) != DB_OK) {
+        db_error_clear(); /* a missing or unreadable entry is rebuilt */
         return NULL;
+    }
     char fmt[32], k[65], sum[65];
     unsigned long long len = 0;
     int header = 0;

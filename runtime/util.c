@@ -27,41 +27,76 @@ void db_warn(const char *fmt, ...)
     va_end(ap);
 }
 
-char *db_read_file(const char *path, size_t *size)
+/* What a file that is not a regular file is, for messages. */
+static const char *file_kind(mode_t mode)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap)
-            break;
-        char *bigger = realloc(buf, cap * 2 + 1);
-        if (!bigger) {
-            free(buf);
-            buf = NULL;
-            errno = ENOMEM;
-            break;
-        }
-        buf = bigger;
-        cap *= 2;
+    return S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a pipe (FIFO)" : S_ISCHR(mode) ? "a character device"
+           : S_ISBLK(mode) ? "a block device" : S_ISSOCK(mode) ? "a socket" : "not a regular file";
+}
+
+db_status db_read_file(const char *path, size_t max, char **text, size_t *size)
+{
+    *text = NULL;
+    if (size)
+        *size = 0;
+    /* O_NONBLOCK: opening a FIFO without a writer would wait forever; a regular file ignores it. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        db_status st = db_fail(DB_ERR_IO, "cannot read %s: %s", path, strerror(e));
+        errno = e;
+        return st;
     }
-    int failed = ferror(f);
-    fclose(f);
-    if (!buf)
-        return NULL;
-    if (failed) {
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return db_fail(DB_ERR_IO, "cannot read %s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return db_fail(DB_ERR_IO, "%s is %s, not a file; give a regular file", path, file_kind(sb.st_mode));
+    }
+    if ((unsigned long long)sb.st_size > max) {
+        close(fd);
+        errno = EFBIG;
+        return db_fail(DB_ERR_IO, "%s is %lld bytes, more than the %zu this file may hold; is it the right file?",
+                       path, (long long)sb.st_size, max);
+    }
+    /* One byte more than the size, to notice a file that grows while it is read. */
+    size_t cap = (size_t)sb.st_size + 1, n = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf) {
+        close(fd);
+        errno = ENOMEM;
+        return db_fail(DB_ERR_NOMEM, "out of memory reading %s (%zu bytes)", path, cap - 1);
+    }
+    for (ssize_t got = 1; got > 0 && n < cap;) {
+        got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            got = 1;
+        else if (got < 0) {
+            int e = errno;
+            free(buf);
+            close(fd);
+            errno = e;
+            return db_fail(DB_ERR_IO, "cannot read %s: %s", path, strerror(e));
+        } else
+            n += (size_t)got;
+    }
+    close(fd);
+    if (n > (size_t)sb.st_size) {
         free(buf);
-        errno = EIO;
-        return NULL;
+        errno = EAGAIN;
+        return db_fail(DB_ERR_IO, "%s grew while it was read; read it again once it is complete", path);
     }
     buf[n] = '\0';
+    *text = buf;
     if (size)
         *size = n;
-    return buf;
+    return DB_OK;
 }
 
 /* The process umask. mkstemp creates files readable by the owner only; an

@@ -13,8 +13,17 @@
 /* Prints "docbin: warning: ..." on stderr; for conditions that degrade, not fail. */
 void db_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Reads a whole file into a NUL-terminated malloc'd buffer; NULL (errno set) on failure. */
-char *db_read_file(const char *path, size_t *size);
+/* Reads the whole regular file `path`, at most `max` bytes, into a
+** NUL-terminated malloc'd *text: the one way docbin reads a file it is given.
+** Anything else (a FIFO, a device, a directory) is refused before a byte is
+** read, so that no read blocks or grows without bound, and so is a larger
+** file. Errors name the file and the fix; errno is kept (ENOENT for a missing
+** file, which a cache treats as a miss). */
+db_status db_read_file(const char *path, size_t max, char **text, size_t *size);
+
+/* Bounds of db_read_file for docbin's own kinds of file. */
+#define DB_READ_TEXT_MAX ((size_t)64 << 20)   /* lists, wisdom, kernel sources */
+#define DB_READ_DATA_MAX ((size_t)4 << 30)    /* cached binaries, weight files (10 bytes a pixel) */
 
 /* A file being written under a temporary name in its final directory, so that
 ** readers never see a partial file: it appears under its name only on commit. */

@@ -428,7 +428,9 @@ static void check_file(int m, int levels, uint32_t seed, const uint8_t *t)
     char path[256];
     snprintf(path, sizeof path, "%s/dbs-tarray-%d-%d-%u.bin", cache_dir, m, levels, (unsigned)seed);
     size_t n = 0;
-    uint8_t *f = (uint8_t *)db_read_file(path, &n);
+    char *text = NULL;
+    db_read_file(path, DB_READ_DATA_MAX, &text, &n);
+    uint8_t *f = (uint8_t *)text;
     CHECK(f != NULL, "no cache file %s", path);
     if (!f)
         return;

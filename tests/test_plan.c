@@ -64,8 +64,9 @@ static void test_modes(void)
 
 static char *read_all(const char *path)
 {
-    size_t size;
-    return db_read_file(path, &size);
+    char *text = NULL;
+    db_read_file(path, DB_READ_TEXT_MAX, &text, NULL);
+    return text;
 }
 
 static void write_text(const char *path, const char *text)

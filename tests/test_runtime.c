@@ -6,6 +6,7 @@
 */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -330,6 +331,37 @@ static void test_host_stage(void)
 }
 
 /* db_memory_size against /proc/meminfo's MemTotal: positive, and no more than the machine has. */
+/* db_read_file: a regular file whole; a FIFO (with no writer: it must not
+** block), a device, a directory and a file over the bound refused with a line
+** naming the file; a missing file keeps ENOENT. */
+static void test_read_file(const char *dir)
+{
+    char path[4200], fifo[4200];
+    snprintf(path, sizeof path, "%s/text", dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs("hello\n", f);
+        fclose(f);
+    }
+    char *text = NULL;
+    size_t n = 0;
+    CHECK(db_read_file(path, 100, &text, &n) == DB_OK && text && n == 6 && !strcmp(text, "hello\n"),
+          "a regular file: %s", db_error_message());
+    free(text);
+    CHECK(db_read_file(path, 5, &text, &n) == DB_ERR_IO && !text && strstr(db_error_message(), path),
+          "a file over the bound: %s", db_error_message());
+    CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
+    const char *refused[] = {fifo, "/dev/zero", dir};
+    for (int i = 0; i < 3; i++) {
+        db_status st = db_read_file(refused[i], 1 << 20, &text, &n);
+        CHECK(st == DB_ERR_IO && !text && strstr(db_error_message(), refused[i]) &&
+                  strstr(db_error_message(), "not a file"), "%s: %d %s", refused[i], st, db_error_message());
+    }
+    snprintf(path, sizeof path, "%s/missing", dir);
+    CHECK(db_read_file(path, 100, &text, &n) == DB_ERR_IO && errno == ENOENT, "a missing file: errno %d", errno);
+}
+
 static void test_memory_size(void)
 {
     size_t bytes = db_memory_size();
@@ -392,6 +424,7 @@ int main(void)
     snprintf(cache, sizeof cache, "%s/cache", tmp);
     setenv("DOCBIN_CACHE_DIR", cache, 1); /* before the library first reads it */
     test_maps();
+    test_read_file(tmp);
     test_memory_size();
     test_copy_rows();
     db_context *ctx = test_open_context();
