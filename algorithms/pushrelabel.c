@@ -320,7 +320,8 @@ db_status db_pr_cut_solve(db_pr_cut *pr)
             (pr->strategy == DB_RELABEL_EXPONENTIAL && pr->iterations >= next_relabel)) {
             if ((st = global_relabel(pr)) != DB_OK)
                 return st;
-            interval *= 2;
+            /* Doubling stops at the iteration cap: a longer interval never comes due. */
+            interval = interval < MAX_ITERATIONS ? 2 * interval : interval;
             next_relabel = pr->iterations + interval;
             batch = 1;
             previous = -1;

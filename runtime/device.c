@@ -3,12 +3,14 @@
 */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/program.h"
 #include "runtime/sha256.h"
+#include "runtime/util.h"
 
 const char *db_role_name(db_role role)
 {
@@ -46,6 +48,7 @@ static void fill_info(db_device_info *d)
     clGetDeviceInfo(d->id, CL_DEVICE_TYPE, sizeof d->type, &d->type, NULL);
     clGetDeviceInfo(d->id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof d->compute_units, &d->compute_units, NULL);
     clGetDeviceInfo(d->id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof d->global_mem, &d->global_mem, NULL);
+    clGetDeviceInfo(d->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof d->max_alloc, &d->max_alloc, NULL);
     cl_device_fp_config fp64 = 0;
     clGetDeviceInfo(d->id, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL);
     d->has_fp64 = fp64 != 0;
@@ -134,16 +137,18 @@ static bool type_matches(cl_device_type type, const char *word)
     return false;
 }
 
-/* Parses "P:D" with both parts decimal integers. */
+/* Parses "P:D" with both parts decimal integers that fit an int: 4294967296:0 is
+** no index, and then matches no device, rather than wrapping to 0:0. */
 static bool parse_indices(const char *spec, int *p, int *d)
 {
-    char *end;
-    long a = strtol(spec, &end, 10);
-    if (end == spec || *end != ':')
+    const char *colon = strchr(spec, ':');
+    char first[32];
+    long long a, b;
+    if (!colon || (size_t)(colon - spec) >= sizeof first)
         return false;
-    const char *rest = end + 1;
-    long b = strtol(rest, &end, 10);
-    if (end == rest || *end != '\0' || a < 0 || b < 0)
+    memcpy(first, spec, (size_t)(colon - spec));
+    first[colon - spec] = '\0';
+    if (!db_parse_int(first, 0, INT_MAX, &a) || !db_parse_int(colon + 1, 0, INT_MAX, &b))
         return false;
     *p = (int)a;
     *d = (int)b;

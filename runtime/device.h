@@ -38,6 +38,7 @@ typedef struct db_device_info {
     char driver_version[128];
     cl_uint compute_units;
     cl_ulong global_mem;
+    cl_ulong max_alloc;        /* CL_DEVICE_MAX_MEM_ALLOC_SIZE: the largest one buffer may be */
     bool has_fp64;
     bool host_unified;         /* a CPU device: its buffers can alias host memory */
     char key[17];              /* 16 hex digits of a hash of platform, name, driver */

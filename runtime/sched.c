@@ -347,6 +347,40 @@ static db_status check_map(db_context *ctx, const db_algo *algo, const db_map *m
     return DB_OK;
 }
 
+/* Checks that the page's data items fit each device they go to, before any is
+** allocated: a device would refuse a buffer with an OpenCL error that names
+** neither the page nor the cause. Scratch buffers come on top, so this is the
+** least a run needs. */
+static db_status check_memory(const db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
+                              const db_image *in)
+{
+    for (int r = 0; r < DB_ROLE_COUNT; r++) {
+        const db_device *dev = ctx->role[r];
+        bool used[DB_MAX_ITEMS] = {false};
+        for (int s = 0; dev && s < map->n; s++) {
+            const db_stage *stage = &algo->stages[s];
+            for (int i = 0; map->role[s] == (db_role)r && i < stage->in.n; i++)
+                used[stage->in.item[i]] = true;
+            for (int o = 0; map->role[s] == (db_role)r && o < stage->out.n; o++)
+                used[stage->out.item[o]] = true;
+        }
+        unsigned long long total = 0, largest = 0;
+        for (int i = 0; dev && i < algo->n_items; i++)
+            if (used[i]) {
+                unsigned long long b = db_item_bytes(&algo->items[i], job, in->width, in->height, in->channels);
+                total += b;
+                largest = b > largest ? b : largest;
+            }
+        if (dev && (total > dev->info.global_mem || (dev->info.max_alloc && largest > dev->info.max_alloc)))
+            return db_fail(DB_ERR_NOMEM, "a %dx%d page is too large for the %s device '%s': %s needs %.2f GB there, "
+                           "%.2f GB in its largest buffer, and the device has %.2f GB, at most %.2f GB in one "
+                           "buffer; use --map cpu or split the page", in->width, in->height, db_role_name((db_role)r),
+                           dev->info.name, algo->name, total / 1e9, largest / 1e9, dev->info.global_mem / 1e9,
+                           dev->info.max_alloc / 1e9);
+    }
+    return DB_OK;
+}
+
 /* The status of a completed event: CL_COMPLETE or a negative error. */
 static cl_int event_status(cl_event ev)
 {
@@ -367,6 +401,8 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
         return st;
     if (algo->items[algo->input].shape == DB_ITEM_INPUT && in->channels != 1 && in->channels != 3)
         return db_fail(DB_ERR_FORMAT, "%s needs a gray or RGB image, not %d channels", algo->name, in->channels);
+    if ((st = check_memory(ctx, algo, map, job, in)) != DB_OK)
+        return st;
 
     uint64_t t0 = db_now_ns(), wall = 0;
     db_buffer items[DB_MAX_ITEMS];

@@ -311,6 +311,8 @@ static int run_single(const request *rq)
         out = NULL;
         st = db_run(ctx, rq->algorithm, &plan->map, &rq->job, in, &out, &report, prof);
     }
+    if (st != DB_OK && rq->n_inputs && !strstr(db_error_message(), rq->inputs[0]))
+        st = db_fail(st, "%s: %.1900s", rq->inputs[0], db_error_message()); /* name the page, as a batch does */
     if (st == DB_OK) {
         /* A .pgm holds 8-bit gray by definition; --depth chooses for .png and .pnm. */
         const char *dot = strrchr(rq->output, '.');
