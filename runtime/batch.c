@@ -19,6 +19,7 @@
 */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,7 @@ typedef struct batch {
 
     pthread_mutex_t report_lock; /* the summary and the report streams */
     FILE *log;                   /* the JSON log, or NULL */
+    int log_errno;               /* the first failed write of the log (0: none) */
     db_batch_summary *sum;
     uint64_t start_ns, progress_ns;
     bool progress_shown;
@@ -226,16 +228,20 @@ static void report(batch *b, db_batch_result *r)
         const char *prog = opt->prog ? opt->prog : "docbin";
         if (b->progress_shown)
             fputs("\r\033[K", opt->progress);
-        if (strstr(r->message, r->input))
-            fprintf(opt->errors, "%s: %s\n", prog, r->message);
-        else
-            fprintf(opt->errors, "%s: %s: %s\n", prog, r->input, r->message);
+        fprintf(opt->errors, "%s: ", prog);
+        if (!strstr(r->message, r->input)) {
+            db_fputs_escaped(r->input, opt->errors);
+            fputs(": ", opt->errors);
+        }
+        db_fputs_escaped(r->message, opt->errors);
+        fputc('\n', opt->errors);
         fflush(opt->errors);
         b->progress_ns = 0;
     }
     if (b->log) {
         db_batch_result_json(r, opt->codec_only ? "codec-only" : opt->algo->name, b->log);
-        fflush(b->log);
+        if ((fflush(b->log) != 0 || ferror(b->log)) && !b->log_errno)
+            b->log_errno = errno ? errno : EIO; /* reported when the batch ends: the pages go on */
     }
     if (opt->on_image)
         opt->on_image(r, opt->user);
@@ -478,7 +484,11 @@ static void warn(batch *b, const char *what, const char *text)
     pthread_mutex_lock(&b->report_lock);
     if (b->progress_shown)
         fputs("\r\033[K", opt->progress);
-    fprintf(opt->errors, "%s: warning: %s: %s\n", opt->prog ? opt->prog : "docbin", what, text);
+    fprintf(opt->errors, "%s: warning: ", opt->prog ? opt->prog : "docbin");
+    db_fputs_escaped(what, opt->errors);
+    fputs(": ", opt->errors);
+    db_fputs_escaped(text, opt->errors);
+    fputc('\n', opt->errors);
     b->progress_ns = 0;
     pthread_mutex_unlock(&b->report_lock);
 }
@@ -860,12 +870,57 @@ static bool wants_cpu_lane(const db_batch_options *opt, const db_context *ctx)
     return opt->mode != DB_PLAN_GIVEN && gpu && !gpu->info.host_unified;
 }
 
+/* Whether `name` is an image file name: the stale temporary files of a
+** batch's outputs are removed, any other hidden file stays. */
+static bool is_image_name(const char *name, const void *user)
+{
+    (void)user;
+    return db_image_file_ext(name, db_image_exts, DB_IMAGE_N_EXTS) != NULL;
+}
+
+/* The log must not be an input or an output of the batch, and its directory
+** must be there (or be the output directory, made before the log opens):
+** checked before any work, so that no scan is overwritten and no batch runs
+** for a log it cannot write. */
+static db_status check_log(const db_batch_options *opt, const db_batch_list *list)
+{
+    const char *log = opt->log_json;
+    if (!log || !strcmp(log, "-"))
+        return DB_OK;
+    db_status st = db_check_writable(log, "the log", list->out_dir);
+    if (st != DB_OK)
+        return st;
+    /* An existing input is the log only if the log exists: one stat each. */
+    struct stat ls, is;
+    for (int i = 0; i < list->n && stat(log, &ls) == 0; i++)
+        if (stat(list->inputs[i], &is) == 0 && is.st_dev == ls.st_dev && is.st_ino == ls.st_ino)
+            return db_fail(DB_ERR_USAGE, "--log-json %s is the input %s of the batch; give the log a name of its own",
+                           log, list->inputs[i]);
+    /* Every output is OUT_DIR/NAME: the directory is resolved once. */
+    char lc[PATH_MAX + 256], dc[PATH_MAX + 256];
+    if (!list->outputs || list->n == 0)
+        return DB_OK;
+    db_canonical_path(log, lc, sizeof lc);
+    db_canonical_path(list->outputs[0], dc, sizeof dc);
+    const char *last = strrchr(dc, '/');
+    size_t len = last ? (size_t)(last - dc) + 1 : 0; /* the directory, with its slash */
+    for (int i = 0; i < list->n; i++) {
+        const char *slash = strrchr(list->outputs[i], '/');
+        if (!strncmp(lc, dc, len) && !strcmp(lc + len, slash ? slash + 1 : list->outputs[i]))
+            return db_fail(DB_ERR_USAGE, "--log-json %s is the output of %s; give the log a name of its own", log,
+                           list->inputs[i]);
+    }
+    return DB_OK;
+}
+
 /* Creates the output directory and opens the JSON log. */
 static db_status open_outputs(batch *b)
 {
     const db_batch_options *opt = b->opt;
     if (b->list->out_dir && db_mkdir_p(b->list->out_dir) != 0)
         return db_fail(DB_ERR_IO, "cannot create the output directory %s: %s", b->list->out_dir, strerror(errno));
+    if (b->list->out_dir)
+        db_remove_stale_temps(b->list->out_dir, is_image_name, NULL);
     if (opt->log_json && !(b->log = strcmp(opt->log_json, "-") ? fopen(opt->log_json, "w") : stdout))
         return db_fail(DB_ERR_IO, "cannot write the log %s: %s", opt->log_json, strerror(errno));
     return DB_OK;
@@ -902,6 +957,9 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     int bits = opt->bits ? opt->bits : 1;
     if (bits != 1 && bits != 8)
         return db_fail(DB_ERR_USAGE, "db_batch_run: %d bits per pixel; give 1 or 8", bits);
+    db_status checked = check_log(opt, list);
+    if (checked != DB_OK)
+        return checked;
 
     batch b = {.opt = opt, .list = list, .bits = bits, .sum = sum};
     bool all = !opt->codec_only && opt->gpu_spec && !strcmp(opt->gpu_spec, "all");
@@ -1004,8 +1062,15 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
         fputc('\n', opt->progress);
     }
     sum->wall_s = (double)(db_now_ns() - b.start_ns) / 1e9;
-    if (b.log && b.log != stdout && fclose(b.log) != 0 && st == DB_OK)
-        st = db_fail(DB_ERR_IO, "cannot write the log %s: %s", opt->log_json, strerror(errno));
+    if (b.log) {
+        if ((fflush(b.log) != 0 || ferror(b.log)) && !b.log_errno)
+            b.log_errno = errno ? errno : EIO;
+        if (b.log != stdout && fclose(b.log) != 0 && !b.log_errno)
+            b.log_errno = errno ? errno : EIO;
+        if (b.log_errno && st == DB_OK)
+            st = db_fail(DB_ERR_IO, "cannot write the log %s: %s; the pages were done, but their log is incomplete",
+                         opt->log_json, strerror(b.log_errno));
+    }
     close_lanes(lanes, n_runners);
     free(tids);
     free(lane_tids);

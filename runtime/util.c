@@ -4,7 +4,10 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <sys/file.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <libgen.h>
 #include <pthread.h>
@@ -138,6 +141,9 @@ db_status db_atomic_open(db_atomic_file *af, const char *path)
                        e == ENOENT ? " (does the directory exist?)"
                        : e == EACCES || e == EROFS ? " (is the directory writable?)" : "");
     }
+    /* Held until the file is committed or removed: a temporary file nobody
+    ** holds is left over from a killed run (db_remove_stale_temps). */
+    (void)flock(fd, LOCK_EX | LOCK_NB);
     if (fchmod(fd, 0666 & ~current_umask()) != 0) {
         int e = errno;
         close(fd);
@@ -200,6 +206,110 @@ db_status db_write_file_atomic(const char *path, const void *a, size_t na, const
         return db_fail(DB_ERR_IO, "cannot write %s: %s", path, strerror(e));
     }
     return db_atomic_commit(&af);
+}
+
+void db_fputs_escaped(const char *s, FILE *f)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            fprintf(f, "\\x%02x", *p);
+        else
+            fputc(*p, f);
+}
+
+/* The directory part of `path` ("." for none), into dir. */
+static void dir_of(const char *path, char *dir, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, size, ".");
+    else if (slash == path)
+        snprintf(dir, size, "/");
+    else
+        snprintf(dir, size, "%.*s", (int)(slash - path), path);
+}
+
+db_status db_check_writable(const char *path, const char *what, const char *made_dir)
+{
+    char dir[4096];
+    struct stat sb;
+    dir_of(path, dir, sizeof dir);
+    if (made_dir) {
+        char made[4096];
+        snprintf(made, sizeof made, "%s", made_dir);
+        for (size_t n = strlen(made); n > 1 && made[n - 1] == '/'; n--)
+            made[n - 1] = '\0';
+        if (!strcmp(dir, made))
+            return DB_OK; /* made before anything is written */
+    }
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return db_fail(DB_ERR_IO, "cannot write %s %s: its directory %s does not exist; create it first", what, path,
+                       dir);
+    if (access(dir, W_OK) != 0)
+        return db_fail(DB_ERR_IO, "cannot write %s %s: the directory %s is not writable", what, path, dir);
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return db_fail(DB_ERR_IO, "cannot write %s %s: it is a directory; give a file name", what, path);
+    return DB_OK;
+}
+
+void db_canonical_path(const char *path, char *out, size_t size)
+{
+    char dir[4096], real[PATH_MAX];
+    dir_of(path, dir, sizeof dir);
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (realpath(dir, real))
+        snprintf(out, size, "%s/%s", strcmp(real, "/") ? real : "", base);
+    else
+        snprintf(out, size, "%s", path);
+}
+
+bool db_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!strcmp(a, b))
+        return true;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char ca[PATH_MAX + 256], cb[PATH_MAX + 256];
+    db_canonical_path(a, ca, sizeof ca);
+    db_canonical_path(b, cb, sizeof cb);
+    return !strcmp(ca, cb);
+}
+
+int db_remove_stale_temps(const char *dir, bool (*ours)(const char *name, const void *user), const void *user)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int removed = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        /* ".NAME.XXXXXX", as db_atomic_open names them */
+        const char *name = e->d_name, *dot = strrchr(name, '.');
+        if (name[0] != '.' || !dot || dot == name || strlen(dot + 1) != 6)
+            continue;
+        bool six = true;
+        for (int i = 1; i <= 6; i++)
+            six &= isalnum((unsigned char)dot[i]) != 0;
+        char target[256];
+        if (!six || (size_t)(dot - name) >= sizeof target)
+            continue;
+        snprintf(target, sizeof target, "%.*s", (int)(dot - name - 1), name + 1);
+        if (!ours(target, user))
+            continue;
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        struct stat sb;
+        /* Only an unheld regular file: a run still writing it holds its lock. */
+        if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+            unlink(path) == 0)
+            removed++;
+        if (fd >= 0)
+            close(fd);
+    }
+    closedir(d);
+    return removed;
 }
 
 int db_mkdir_p(const char *path)
@@ -268,8 +378,7 @@ void db_json_string(FILE *f, const char *s)
         } else {
             int n = utf8_length(p);
             if (n == 0) {
-                fputs("\\ufffd", f);
-                p++;
+                fprintf(f, "\\u%04x", 0xdc00 + *p++); /* Python's surrogateescape: os.fsencode gives the byte back */
             } else {
                 fwrite(p, 1, (size_t)n, f);
                 p += n;

@@ -45,13 +45,39 @@ void db_atomic_abort(db_atomic_file *af);
 /* Writes a + b to `path` atomically. */
 db_status db_write_file_atomic(const char *path, const void *a, size_t na, const void *b, size_t nb);
 
+/* Writes `s` with control bytes as \xNN: file names in error lines cannot
+** move the cursor or hide text on a terminal. */
+void db_fputs_escaped(const char *s, FILE *f);
+
+/* Checks, before any work, that `path` can be written: its directory exists
+** (or is `made_dir`, which the caller makes first; may be NULL) and is
+** writable, and `path` is no directory. `what` names it in the message
+** ("output", "log"). */
+db_status db_check_writable(const char *path, const char *what, const char *made_dir);
+
+/* Whether paths a and b name the same file: the same existing file (device
+** and inode), whatever the links and spellings; else the same path once their
+** directories are resolved (a file yet to be written). */
+bool db_same_file(const char *a, const char *b);
+
+/* `path` with its directory resolved (realpath), or as given when the
+** directory does not exist yet. */
+void db_canonical_path(const char *path, char *out, size_t size);
+
+/* Removes from `dir` the temporary files of atomic writes (".NAME.XXXXXX")
+** that a killed run left, for the NAMEs `ours(NAME, user)` accepts: only those no
+** process holds (a writer holds its file's lock until it commits), so that a
+** run beside this one keeps its own. Returns how many were removed. */
+int db_remove_stale_temps(const char *dir, bool (*ours)(const char *name, const void *user), const void *user);
+
 /* Creates directory `path` and its missing parents (mode 0777 less the umask);
 ** 0, or -1 with errno set. An existing directory is fine. */
 int db_mkdir_p(const char *path);
 
 /* Writes `s` as a JSON string literal: quotes, backslashes and control bytes
-** escaped, and bytes that are not valid UTF-8 (file names may hold any byte)
-** replaced by U+FFFD, so that every line stays parseable JSON. */
+** escaped, and each byte that is not valid UTF-8 (file names may hold any
+** byte) as \udcXX, Python's surrogateescape, so that every line stays
+** parseable JSON and two different names never print alike. */
 void db_json_string(FILE *f, const char *s);
 
 /* The memory this process may use, in bytes: the physical memory, or less

@@ -34,17 +34,29 @@ void cli_progress_clear(void)
 int cli_fail(db_status st)
 {
     cli_progress_clear();
-    fprintf(stderr, "%s: %s\n", cli_prog, db_error_message());
+    fprintf(stderr, "%s: ", cli_prog);
+    db_fputs_escaped(db_error_message(), stderr);
+    fputc('\n', stderr);
     return db_exit_status(st);
+}
+
+/* "prog: <prefix><formatted text><suffix>" on stderr, control bytes escaped. */
+static void say(const char *prefix, const char *suffix, const char *fmt, va_list ap)
+{
+    char text[4096];
+    vsnprintf(text, sizeof text, fmt, ap);
+    fprintf(stderr, "%s: %s", cli_prog, prefix);
+    db_fputs_escaped(text, stderr);
+    fprintf(stderr, "%s\n", suffix);
 }
 
 int cli_usage(const char *fmt, ...)
 {
+    char suffix[128];
+    snprintf(suffix, sizeof suffix, " (see %s --help)", cli_prog);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: ", cli_prog);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see %s --help)\n", cli_prog);
+    say("", suffix, fmt, ap);
     va_end(ap);
     return CLI_USAGE;
 }
@@ -53,9 +65,7 @@ void cli_note(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: note: ", cli_prog);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    say("note: ", "", fmt, ap);
     va_end(ap);
 }
 

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <unistd.h>
 #include "runtime/docbin.h"
+#include "runtime/util.h"
 #include "tools/cli.h"
 
 static const char usage_text[] =
@@ -206,6 +207,38 @@ static int check_inputs(request *rq)
     return -1;
 }
 
+/* Whether `name` is the output's own name (its stale temporary files go). */
+static bool is_name(const char *name, const void *output)
+{
+    const char *slash = strrchr(output, '/');
+    return !strcmp(name, slash ? slash + 1 : output);
+}
+
+/* The single form's files to write: each writable, none an input or another
+** of them, so that no scan is overwritten and no work is done for a file that
+** cannot be written. */
+static int check_paths(const request *rq)
+{
+    if (rq->out_dir)
+        return -1;
+    db_status st = db_check_writable(rq->output, "the output", NULL);
+    if (st == DB_OK && rq->trace)
+        st = db_check_writable(rq->trace, "the trace", NULL);
+    if (st != DB_OK)
+        return cli_fail(st);
+    const char *input = rq->n_inputs ? rq->inputs[0] : NULL;
+    if (input && db_same_file(rq->output, input))
+        return cli_usage("the output %s is the input; give another -o", rq->output);
+    if (rq->trace && ((input && db_same_file(rq->trace, input)) || db_same_file(rq->trace, rq->output)))
+        return cli_usage("--trace %s is the %s; give the trace a name of its own", rq->trace,
+                         input && db_same_file(rq->trace, input) ? "input" : "output");
+    char dir[4096];
+    const char *slash = strrchr(rq->output, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - rq->output) : 1, slash ? rq->output : ".");
+    db_remove_stale_temps(dir[0] ? dir : "/", is_name, rq->output);
+    return -1;
+}
+
 /* The algorithm, its job and the map: everything checked before any device or file is touched. */
 static int check_job(request *rq)
 {
@@ -310,9 +343,9 @@ static int run_single(const request *rq)
         db_image_free(out);
         out = NULL;
         st = db_run(ctx, rq->algorithm, &plan->map, &rq->job, in, &out, &report, prof);
+        if (st != DB_OK && rq->n_inputs && !strstr(db_error_message(), rq->inputs[0]))
+            st = db_fail(st, "%s: %.1900s", rq->inputs[0], db_error_message()); /* name the page, as a batch does */
     }
-    if (st != DB_OK && rq->n_inputs && !strstr(db_error_message(), rq->inputs[0]))
-        st = db_fail(st, "%s: %.1900s", rq->inputs[0], db_error_message()); /* name the page, as a batch does */
     if (st == DB_OK) {
         /* A .pgm holds 8-bit gray by definition; --depth chooses for .png and .pnm. */
         const char *dot = strrchr(rq->output, '.');
@@ -410,7 +443,8 @@ int main(int argc, char **argv)
         return answer(&rq);
     rq.inputs = argv + first;
     rq.n_inputs = argc - first;
-    if ((code = check_forms(&rq)) >= 0 || (code = check_inputs(&rq)) >= 0 || (code = check_job(&rq)) >= 0)
+    if ((code = check_forms(&rq)) >= 0 || (code = check_inputs(&rq)) >= 0 || (code = check_job(&rq)) >= 0 ||
+        (code = check_paths(&rq)) >= 0)
         return code;
     return rq.out_dir ? run_batch(&rq) : run_single(&rq);
 }
