@@ -194,10 +194,15 @@ db_status db_buffer_init(db_buffer *buf, db_context *ctx, const char *name, size
     memset(buf, 0, sizeof *buf);
     buf->name = name;
     buf->bytes = bytes ? bytes : 1;
-    buf->host = host_alloc(ctx, buf->bytes);
-    if (!buf->host)
-        return db_fail(DB_ERR_NOMEM, "out of host memory for %s (%zu bytes)", name, buf->bytes);
+    buf->ctx = ctx;
     return DB_OK;
+}
+
+db_host_block *db_buffer_host(db_buffer *buf)
+{
+    if (!buf->host && !(buf->host = host_alloc(buf->ctx, buf->bytes)))
+        db_fail(DB_ERR_NOMEM, "out of host memory for %s (%zu bytes)", buf->name, buf->bytes);
+    return buf->host;
 }
 
 static void release_event(cl_event *ev)
@@ -212,15 +217,16 @@ void db_buffer_release(db_buffer *buf, db_context *ctx)
     for (int r = 0; r < DB_ROLE_COUNT; r++) {
         release_event(&buf->rep[r].ready);
         /* A replica aliasing the host block stays with the block. */
-        if (buf->rep[r].mem && buf->rep[r].mem != buf->host->alias[r])
+        if (buf->rep[r].mem && (!buf->host || buf->rep[r].mem != buf->host->alias[r]))
             db_device_free(buf->rep[r].dev, buf->rep[r].mem);
     }
     release_event(&buf->host_ready);
-    host_free(ctx, buf->host);
+    if (buf->host)
+        host_free(ctx, buf->host);
     memset(buf, 0, sizeof *buf);
 }
 
-static bool aliases_host(const db_buffer *buf, const db_device *dev);
+static bool aliases_host(db_buffer *buf, const db_device *dev);
 
 cl_mem db_buffer_mem(db_buffer *buf, db_device *dev)
 {
@@ -250,9 +256,10 @@ cl_mem db_buffer_mem(db_buffer *buf, db_device *dev)
     return m;
 }
 
-static bool aliases_host(const db_buffer *buf, const db_device *dev)
+/* Whether a CPU device wraps the host block (taken now if need be) instead of copying. */
+static bool aliases_host(db_buffer *buf, const db_device *dev)
 {
-    return dev->info.host_unified && ((uintptr_t)buf->host->ptr % dev->mem_align) == 0;
+    return dev->info.host_unified && db_buffer_host(buf) && ((uintptr_t)buf->host->ptr % dev->mem_align) == 0;
 }
 
 db_status db_event_bridge(db_device *dev, cl_event ev, cl_event *out)
@@ -289,6 +296,8 @@ db_status db_event_bridge(db_device *dev, cl_event ev, cl_event *out)
 static db_status to_host_from(db_buffer *buf, db_device *src, struct db_profile *prof)
 {
     int r = src->role;
+    if (!db_buffer_host(buf))
+        return db_error_status();
     cl_event done = NULL;
     cl_int err;
     cl_uint nw = buf->rep[r].ready ? 1 : 0;

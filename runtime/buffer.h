@@ -36,7 +36,8 @@ typedef struct db_host_block {
 typedef struct db_buffer {
     const char *name;
     size_t bytes;
-    db_host_block *host;
+    db_context *ctx;
+    db_host_block *host;     /* NULL until a copy on the host is needed (db_buffer_host) */
     bool host_valid;
     cl_event host_ready;     /* completes when the host copy is valid; NULL = now */
     struct {
@@ -47,11 +48,17 @@ typedef struct db_buffer {
     } rep[DB_ROLE_COUNT];
 } db_buffer;
 
-/* Prepares an empty item of `bytes` bytes (at least 1) named `name`. */
+/* Prepares an empty item of `bytes` bytes (at least 1) named `name`; no
+** memory is taken until a copy is needed, so that an item a fused stage never
+** makes costs nothing. */
 db_status db_buffer_init(db_buffer *buf, db_context *ctx, const char *name, size_t bytes);
 
 /* Releases replicas and events and returns the host block to the pool. */
 void db_buffer_release(db_buffer *buf, db_context *ctx);
+
+/* The item's host staging block, taken from the pool on first use; NULL with
+** an error when there is no memory for it. */
+db_host_block *db_buffer_host(db_buffer *buf);
 
 /* The replica on `dev` (created on first use, contents undefined until valid). */
 cl_mem db_buffer_mem(db_buffer *buf, db_device *dev);

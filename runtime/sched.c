@@ -347,6 +347,18 @@ static db_status check_map(db_context *ctx, const db_algo *algo, const db_map *m
     return DB_OK;
 }
 
+const db_stage *db_run_step(const db_algo *algo, const db_map *map, const db_job *job, int s, int *last)
+{
+    const db_fusion *f = algo->fusion;
+    *last = s;
+    if (f && f->first == s && s + 1 < map->n && map->role[s] == map->role[s + 1] && f->stage.impl[map->role[s]] &&
+        (!f->applies || f->applies(job))) {
+        *last = s + 1;
+        return &f->stage;
+    }
+    return &algo->stages[s];
+}
+
 /* Checks that the page's data items fit each device they go to, before any is
 ** allocated: a device would refuse a buffer with an OpenCL error that names
 ** neither the page nor the cause. Scratch buffers come on top, so this is the
@@ -357,8 +369,8 @@ static db_status check_memory(const db_context *ctx, const db_algo *algo, const 
     for (int r = 0; r < DB_ROLE_COUNT; r++) {
         const db_device *dev = ctx->role[r];
         bool used[DB_MAX_ITEMS] = {false};
-        for (int s = 0; dev && s < map->n; s++) {
-            const db_stage *stage = &algo->stages[s];
+        for (int s = 0, last; dev && s < map->n; s = last + 1) {
+            const db_stage *stage = db_run_step(algo, map, job, s, &last);
             for (int i = 0; map->role[s] == (db_role)r && i < stage->in.n; i++)
                 used[stage->in.item[i]] = true;
             for (int o = 0; map->role[s] == (db_role)r && o < stage->out.n; o++)
@@ -422,12 +434,16 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
         /* The input item's host copy is the decoded image, packed. */
         db_buffer *ib = &items[algo->input];
         size_t row = (size_t)in->width * (size_t)in->channels;
+        if (!db_buffer_host(ib)) {
+            st = db_error_status();
+            goto done;
+        }
         db_copy_rows(ib->host->ptr, row, in->data, in->stride, row, (size_t)in->height);
         ib->host_valid = true;
     }
 
-    for (int s = 0; s < algo->n_stages; s++) {
-        const db_stage *stage = &algo->stages[s];
+    for (int s = 0, last; s < algo->n_stages; s = last + 1) {
+        const db_stage *stage = db_run_step(algo, map, job, s, &last);
         db_stage_run *run = &runs[s];
         run->algo = algo;
         run->stage = stage;

@@ -20,6 +20,11 @@
 db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
                  const db_image *in, db_image **out, db_report *report, db_profile *prof);
 
+/* The stage that runs at stage index `s` under `map` and `job`: the fused
+** stage where the algorithm's fusion applies there (then *last = s + 1), else
+** stage s (*last = s). db_run and everything that predicts a run use it. */
+const db_stage *db_run_step(const db_algo *algo, const db_map *map, const db_job *job, int s, int *last);
+
 /* The bytes of `item` for an image of width x height x channels under `job`:
 ** what a run allocates, and what the planner counts for a transfer. */
 size_t db_item_bytes(const db_item *item, const db_job *job, int width, int height, int channels);

@@ -113,6 +113,16 @@ typedef struct db_stage {
     const char *sources[DB_MAX_SOURCES];
 } db_stage;
 
+/* Two consecutive stages that one implementation runs at once where a map
+** puts both on one role and the fused stage has an implementation there: the
+** item between them is then never made (the local methods' 16 bytes of window
+** sums a pixel). Maps that split the pair run the two stages as declared. */
+typedef struct db_fusion {
+    int first;                          /* stages first and first + 1 */
+    db_stage stage;                     /* ports: the pair's inputs less the item between, the second's outputs */
+    bool (*applies)(const struct db_job *job); /* NULL: wherever the roles agree */
+} db_fusion;
+
 /* An algorithm: a small DAG of stages over data items. Item `input` is the
 ** decoded image; item `output` is the 8-bit result returned to the caller. */
 typedef struct db_algo {
@@ -124,6 +134,7 @@ typedef struct db_algo {
     int output;
     const db_stage *stages; /* topological order */
     int n_stages;
+    const db_fusion *fusion;     /* NULL: none */
     const db_param *params;
     int n_params;
     const char *const *variants; /* names of `--variant` choices; NULL if none */
