@@ -8,6 +8,7 @@
 ** same integers and therefore the same image.
 */
 #include "algorithms/algorithms.h"
+#include "algorithms/local_host.h"
 
 enum { IMAGE, GRAY, SUMS, BINARY, N_ITEMS };
 
@@ -202,9 +203,77 @@ static db_status threshold_impl(db_stage_run *run, method m)
     return db_stage_launch_any(run, k, 2, global, gpu_local);
 }
 
-/* One threshold stage per method, the same on both roles. */
-#define THRESHOLD_IMPL(name, m) \
-    static db_status name##_threshold(db_stage_run *run) { return threshold_impl(run, m); }
+/* The fused kernel's shape (cl/local_threshold.cl): FUSED_ITEMS work-items
+** a group, each taking FUSED_R windows of a row, FUSED_BAND rows a group. */
+enum { FUSED_ITEMS = 64, FUSED_R = 4, FUSED_BAND = 64, FUSED_MAX_HALF = 127 };
+
+/* Stats and threshold fused, on a device: one kernel (Wolf: two, with the
+** reduction of the first between them). */
+static db_status fused_kernel(db_stage_run *run, method m)
+{
+    cl_int w = db_stage_width(run), h = db_stage_height(run), band = FUSED_BAND, meth = m;
+    cl_int half = (cl_int)(db_stage_job(run)->params[P_WINDOW] - 1) / 2;
+    cl_double k = db_stage_job(run)->params[P_K];
+    size_t strips = ((size_t)w + FUSED_ITEMS * FUSED_R - 1) / (FUSED_ITEMS * FUSED_R);
+    size_t bands = ((size_t)h + FUSED_BAND - 1) / FUSED_BAND;
+    cl_int parts = (cl_int)(strips * bands);
+    cl_mem wolf = db_stage_scratch(run, 2 * sizeof(cl_double));
+    cl_mem pv = db_stage_scratch(run, (size_t)parts * sizeof(cl_double));
+    cl_mem pm = db_stage_scratch(run, (size_t)parts * sizeof(cl_int));
+    cl_kernel k_fused = db_stage_kernel(run, "local_threshold.cl", "local_fused");
+    cl_kernel k_final = db_stage_kernel(run, "local_threshold.cl", "wolf_final");
+    if (!wolf || !pv || !pm || !k_fused || !k_final)
+        return db_error_status();
+    cl_mem gray = db_stage_in(run, 0), out = db_stage_out(run, 0);
+    const size_t global[2] = {strips * FUSED_ITEMS, bands}, local[2] = {FUSED_ITEMS, 1};
+    db_status st = DB_OK;
+    for (cl_int pass = m == WOLF ? 0 : 1; pass <= 1 && st == DB_OK; pass++) {
+        st = db_stage_args(run, k_fused, 12, sizeof gray, &gray, sizeof w, &w, sizeof h, &h, sizeof half, &half,
+                           sizeof band, &band, sizeof meth, &meth, sizeof k, &k, sizeof wolf, &wolf, sizeof pass,
+                           &pass, sizeof pv, &pv, sizeof pm, &pm, sizeof out, &out);
+        if (st == DB_OK)
+            st = db_stage_launch(run, k_fused, 2, global, local);
+        if (st == DB_OK && pass == 0) {
+            const size_t one = 1;
+            st = db_stage_args(run, k_final, 4, sizeof pv, &pv, sizeof pm, &pm, sizeof parts, &parts, sizeof wolf,
+                               &wolf);
+            if (st == DB_OK)
+                st = db_stage_launch(run, k_final, 1, &one, NULL);
+        }
+    }
+    return st;
+}
+
+/* Stats and threshold fused, as host code on the cpu role's threads. */
+static db_status fused_host(db_stage_run *run, method m)
+{
+    db_local_args a = {.width = db_stage_width(run), .height = db_stage_height(run),
+                       .half = (int)(db_stage_job(run)->params[P_WINDOW] - 1) / 2, .method = (int)m,
+                       .threads = (int)db_stage_device(run)->info.compute_units, .k = db_stage_job(run)->params[P_K]};
+    cl_mem work = db_stage_scratch(run, db_local_work_bytes(&a));
+    if (!work)
+        return db_error_status();
+    const cl_mem mems[3] = {db_stage_in(run, 0), db_stage_out(run, 0), work};
+    return db_stage_host(run, "local threshold", db_local_host, &a, sizeof a, mems, 3);
+}
+
+static db_status fused(db_stage_run *run, method m)
+{
+    return db_stage_device(run)->role == DB_ROLE_CPU ? fused_host(run, m) : fused_kernel(run, m);
+}
+
+/* The sliding sums fuse with the threshold up to half-windows of
+** FUSED_MAX_HALF (the kernel's 32-bit sums); the NICK paper's direct-window
+** variants stay as they are, to be compared. */
+static bool fusable(const db_job *job)
+{
+    return job->variant == SLIDING && (int)(job->params[P_WINDOW] - 1) / 2 <= FUSED_MAX_HALF;
+}
+
+/* One threshold stage and one fused stage per method, the same on both roles. */
+#define THRESHOLD_IMPL(name, m)                                                                  \
+    static db_status name##_threshold(db_stage_run *run) { return threshold_impl(run, m); }     \
+    static db_status name##_fused(db_stage_run *run) { return fused(run, m); }
 
 THRESHOLD_IMPL(niblack, NIBLACK)
 THRESHOLD_IMPL(sauvola, SAUVOLA)
@@ -229,6 +298,13 @@ THRESHOLD_IMPL(wolf, WOLF)
         {.name = "threshold", .doc = threshold_doc, .in = DB_PORTS(GRAY, SUMS), .out = DB_PORTS(BINARY),          \
          .impl = {id##_threshold, id##_threshold}, .sources = {"local_threshold.cl"}},                                       \
     };                                                                                                           \
+    static const db_fusion id##_fusion = {                                                                       \
+        .first = 1,                                                                                              \
+        .stage = {.name = "stats+threshold", .doc = "window sums and threshold in one pass (no sums item)",     \
+                  .in = DB_PORTS(GRAY), .out = DB_PORTS(BINARY), .impl = {id##_fused, id##_fused},               \
+                  .sources = {"local_threshold.cl"}},                                                             \
+        .applies = fusable,                                                                                      \
+    };                                                                                                           \
     const db_algo db_algo_##id = {                                                                               \
         .name = #id,                                                                                             \
         .doc = title,                                                                                            \
@@ -238,6 +314,7 @@ THRESHOLD_IMPL(wolf, WOLF)
         .output = BINARY,                                                                                        \
         .stages = id##_stages,                                                                                   \
         .n_stages = DB_LEN(id##_stages),                                                                         \
+        .fusion = &id##_fusion,                                                                                  \
         .params = id##_params,                                                                                   \
         .n_params = DB_LEN(id##_params),                                                                         \
         .variants = variants,                                                                                    \

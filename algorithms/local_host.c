@@ -1,0 +1,235 @@
+/*
+** local_host.c — the local methods' window sums and threshold in one pass, as
+** host code on the cpu role (the fused stage of algorithms/local.c).
+**
+** PoCL runs the two kernels well below what the CPU can do: the threshold
+** kernel alone took 32 ms for an A4 page on two cores, and the 16 bytes of
+** sums a pixel between the stages cost a write and a read of 130 MB. Here
+** threads take bands of rows; each slides the window down its band with
+** column sums and along each row with running sums, then thresholds the row
+** in a loop the compiler vectorises. The arithmetic is that of
+** cl/local_threshold.cl operation for operation (IEEE division and square
+** root in double, no contraction), so every map gives the same image.
+*/
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include "algorithms/local_host.h"
+
+/* One thread's share, and what the first of Wolf's two passes finds in it. */
+typedef struct band {
+    const db_local_args *a;
+    const uint8_t *gray;
+    uint8_t *out;
+    int y0, y1;
+    uint64_t *work;   /* ROWS rows of the page's width: column sums, running sums, counts */
+    int pass;         /* Wolf: 0 finds the extremes, 1 thresholds; others: 1 only */
+    double gmin, max_s; /* pass 1's inputs (Wolf) */
+    double var_max;   /* pass 0's results */
+    int gray_min;
+} band;
+
+/* The working rows of a band, of the page's width each. */
+enum { ROWS = 6 };
+
+/* Thresholds one row of n pixels from its window sums and counts. Separate
+** loops per method, without branches, so that they vectorise; the
+** operations and their order are the kernel's. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void threshold_row(const db_local_args *a, const band *b, const uint8_t *g, const double *s,
+                          const double *q, const double *cnt, uint8_t *out, int n)
+{
+    const double k = a->k;
+    switch (a->method) {
+    case DB_LOCAL_NIBLACK:
+        for (int x = 0; x < n; x++) {
+            double m = s[x] / cnt[x], var = q[x] / cnt[x] - m * m;
+            double t = m + k * sqrt(var);
+            out[x] = (double)g[x] <= t ? 0 : 255;
+        }
+        break;
+    case DB_LOCAL_SAUVOLA:
+        for (int x = 0; x < n; x++) {
+            double m = s[x] / cnt[x], var = q[x] / cnt[x] - m * m;
+            double t = m * (1.0 + k * ((sqrt(var) / 128.0) - 1.0));
+            out[x] = (double)g[x] <= t ? 0 : 255;
+        }
+        break;
+    case DB_LOCAL_NICK:
+        for (int x = 0; x < n; x++) {
+            double m = s[x] / cnt[x], var = q[x] / cnt[x] - m * m;
+            double t = m + k * sqrt(var + m * m);
+            out[x] = (double)g[x] <= t ? 0 : 255;
+        }
+        break;
+    default: {
+        const double gmin = b->gmin, max_s = b->max_s;
+        for (int x = 0; x < n; x++) {
+            double m = s[x] / cnt[x], var = q[x] / cnt[x] - m * m;
+            double t = m - k * (1.0 - (sqrt(var) / max_s)) * (m - gmin);
+            out[x] = (double)g[x] <= t ? 0 : 255;
+        }
+    }
+    }
+}
+
+/* Wolf's first pass over one row: the largest window variance, in the kernel's
+** order (the running maximum from DBL_MIN). */
+static double row_var_max(const double *s, const double *q, const double *cnt, int n, double vmax)
+{
+    for (int x = 0; x < n; x++) {
+        double m = s[x] / cnt[x], var = q[x] / cnt[x] - m * m;
+        vmax = var > vmax ? var : vmax;
+    }
+    return vmax;
+}
+
+/* Moves the column sums one row down: row `in` enters, row `gone` leaves (either may be NULL). */
+static void slide_columns(uint64_t *restrict cs, uint64_t *restrict cq, const uint8_t *restrict in,
+                          const uint8_t *restrict gone, int w)
+{
+    if (in && gone)
+        for (int x = 0; x < w; x++) {
+            int32_t a = in[x], b = gone[x];
+            cs[x] += (uint64_t)(int64_t)(a - b); /* mod 2^64: the sums stay exact */
+            cq[x] += (uint64_t)(int64_t)(a * a - b * b);
+        }
+    else if (in)
+        for (int x = 0; x < w; x++) {
+            cs[x] += in[x];
+            cq[x] += (uint32_t)in[x] * in[x];
+        }
+    else if (gone)
+        for (int x = 0; x < w; x++) {
+            cs[x] -= gone[x];
+            cq[x] -= (uint32_t)gone[x] * gone[x];
+        }
+}
+
+/* The window sums along a row from the column sums, as doubles (exact below
+** 2^53): the window's left edge leaves at x - r - 1, its right edge enters at
+** x + r; three loops, so that neither test sits inside one. */
+static void row_sums(const uint64_t *restrict cs, const uint64_t *restrict cq, double *restrict s,
+                     double *restrict q, int w, int r)
+{
+    uint64_t rs = 0, rq = 0;
+    int x = 0, first = r + 1 < w ? r + 1 : w; /* no column leaves before x = r + 1 */
+    for (int c = 0; c <= r && c < w; c++) {
+        rs += cs[c];
+        rq += cq[c];
+    }
+    for (; x < first; x++) {
+        if (x > 0 && x + r < w) {
+            rs += cs[x + r];
+            rq += cq[x + r];
+        }
+        s[x] = (double)rs;
+        q[x] = (double)rq;
+    }
+    for (; x + r < w; x++) { /* one column enters, one leaves */
+        rs += cs[x + r] - cs[x - r - 1];
+        rq += cq[x + r] - cq[x - r - 1];
+        s[x] = (double)rs;
+        q[x] = (double)rq;
+    }
+    for (; x < w; x++) { /* columns only leave */
+        rs -= cs[x - r - 1];
+        rq -= cq[x - r - 1];
+        s[x] = (double)rs;
+        q[x] = (double)rq;
+    }
+}
+
+static void *run_band(void *arg)
+{
+    band *b = arg;
+    const db_local_args *a = b->a;
+    const int w = a->width, h = a->height, r = a->half;
+    uint64_t *cs = b->work, *cq = cs + w;
+    /* The sums and counts as doubles (exact: below 2^53), so that the
+    ** threshold loop converts nothing and vectorises. */
+    double *s = (double *)(cq + w), *q = s + w, *cols = q + w, *cnt = cols + w;
+    memset(cs, 0, 2 * (size_t)w * sizeof *cs);
+    /* The clipped window's width at each column does not change from row to row. */
+    for (int x = 0; x < w; x++)
+        cols[x] = (x + r < w - 1 ? x + r : w - 1) - (x - r > 0 ? x - r : 0) + 1;
+    b->var_max = DBL_MIN;
+    b->gray_min = 255;
+    for (int y = b->y0 > r ? b->y0 - r : 0; y <= b->y0 + r && y < h; y++)
+        slide_columns(cs, cq, b->gray + (size_t)y * w, NULL, w);
+    for (int y = b->y0; y < b->y1; y++) {
+        if (y > b->y0)
+            slide_columns(cs, cq, y + r < h ? b->gray + (size_t)(y + r) * w : NULL,
+                          y - r - 1 >= 0 ? b->gray + (size_t)(y - r - 1) * w : NULL, w);
+        double rows = (y + r < h - 1 ? y + r : h - 1) - (y - r > 0 ? y - r : 0) + 1;
+        row_sums(cs, cq, s, q, w, r);
+        for (int x = 0; x < w; x++)
+            cnt[x] = rows * cols[x]; /* exact: a product of integers below 2^53 */
+        const uint8_t *g = b->gray + (size_t)y * w;
+        if (b->pass == 0) {
+            b->var_max = row_var_max(s, q, cnt, w, b->var_max);
+            for (int x = 0; x < w; x++)
+                b->gray_min = g[x] < b->gray_min ? g[x] : b->gray_min;
+        } else {
+            threshold_row(a, b, g, s, q, cnt, b->out + (size_t)y * w, w);
+        }
+    }
+    return NULL;
+}
+
+/* Runs one pass over the page on the bands, each on a thread of its own
+** (the first on the calling thread; one that cannot start runs here too). */
+static void run_pass(band *bands, int n, int pass)
+{
+    pthread_t tid[DB_LOCAL_MAX_THREADS];
+    int started[DB_LOCAL_MAX_THREADS] = {0};
+    for (int i = 0; i < n; i++) {
+        bands[i].pass = pass;
+        started[i] = i > 0 && pthread_create(&tid[i], NULL, run_band, &bands[i]) == 0;
+    }
+    run_band(&bands[0]);
+    for (int i = 1; i < n; i++) {
+        if (started[i])
+            pthread_join(tid[i], NULL);
+        else
+            run_band(&bands[i]);
+    }
+}
+
+static int threads_of(const db_local_args *a)
+{
+    int n = a->threads < 1 ? 1 : a->threads > DB_LOCAL_MAX_THREADS ? DB_LOCAL_MAX_THREADS : a->threads;
+    return n > a->height ? a->height : n;
+}
+
+size_t db_local_work_bytes(const db_local_args *args)
+{
+    return (size_t)threads_of(args) * ROWS * (size_t)args->width * sizeof(uint64_t);
+}
+
+void db_local_host(void *const *ptrs, const void *arg)
+{
+    const db_local_args *a = arg;
+    band bands[DB_LOCAL_MAX_THREADS];
+    int n = threads_of(a);
+    for (int i = 0; i < n; i++)
+        bands[i] = (band){.a = a, .gray = ptrs[0], .out = ptrs[1], .y0 = (int)((int64_t)a->height * i / n),
+                          .y1 = (int)((int64_t)a->height * (i + 1) / n),
+                          .work = (uint64_t *)ptrs[2] + (size_t)i * ROWS * (size_t)a->width};
+    if (a->method == DB_LOCAL_WOLF) {
+        run_pass(bands, n, 0);
+        double vmax = DBL_MIN;
+        int gmin = 255;
+        for (int i = 0; i < n; i++) {
+            vmax = bands[i].var_max > vmax ? bands[i].var_max : vmax;
+            gmin = bands[i].gray_min < gmin ? bands[i].gray_min : gmin;
+        }
+        for (int i = 0; i < n; i++) {
+            bands[i].gmin = (double)gmin;
+            bands[i].max_s = sqrt(vmax);
+        }
+    }
+    run_pass(bands, n, 1);
+}
