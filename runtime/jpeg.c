@@ -33,7 +33,7 @@ struct reader {
     jmp_buf jump;
     const db_source *src;
     uint64_t pos;         /* the next byte of the file to give libjpeg */
-    bool lines_done;      /* every scanline read: only EOI may be missing */
+    bool may_end;         /* the file may end without its EOI marker (see fill_input_buffer) */
     int io_errno;         /* a failed read of the file, 0 if none */
     char message[JMSG_LENGTH_MAX];
     db_image *img;
@@ -85,9 +85,13 @@ static boolean fill_input_buffer(j_decompress_ptr cinfo)
         ERREXIT(cinfo, JERR_FILE_READ);
     }
     if (got == 0) {
-        /* A file that ends where only its EOI marker is missing has given
-        ** every pixel: end it as libjpeg would. Anywhere else it is cut. */
-        if (!r->lines_done)
+        /* The end of the file reads as an EOI marker, as libjpeg's own sources
+        ** make it, only in a single Huffman-coded scan: there the decoder
+        ** warns (an error here) when it needs data past the marker, so a file
+        ** missing only its EOI still gives every pixel. A progressive file cut
+        ** between scans, or an arithmetic-coded one, would lose pixels
+        ** without a word, so the end of the file is an error there. */
+        if (!r->may_end)
             ERREXIT(cinfo, JERR_INPUT_EOF);
         r->buffer[0] = 0xff;
         r->buffer[1] = JPEG_EOI;
@@ -312,6 +316,7 @@ static db_status decode(struct reader *r, bool header_only, int *width, int *hei
             return db_error_status();
         }
     }
+    r->may_end = !jpeg_has_multiple_scans(cinfo) && !cinfo->arith_code;
     jpeg_start_decompress(cinfo);
     r->img = db_image_new((int)w, (int)h, c);
     if (!r->img) {
@@ -322,7 +327,6 @@ static db_status decode(struct reader *r, bool header_only, int *width, int *hei
         JSAMPROW row = r->img->data + (size_t)cinfo->output_scanline * r->img->stride;
         jpeg_read_scanlines(cinfo, &row, 1);
     }
-    r->lines_done = true;
     jpeg_finish_decompress(cinfo);
 
     double dpi_x = exif.dpi_x, dpi_y = exif.dpi_y;

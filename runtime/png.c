@@ -76,9 +76,9 @@ static db_status check_chunks(const uint8_t *bytes, size_t size, const char *nam
 {
     size_t pos = 8;
     while (pos < size) {
-        if (size - pos < 12)
-            return db_fail(DB_ERR_FORMAT, "%s: corrupt or truncated PNG (the file ends inside a chunk header at byte %zu); "
-                           "re-export the file", name, pos);
+        if (size - pos < 8)
+            return db_fail(DB_ERR_FORMAT, "%s: corrupt or truncated PNG (the file ends inside a chunk header at "
+                           "byte %zu); re-export the file", name, pos);
         uint32_t length = be32(bytes + pos);
         char type[5];
         for (int i = 0; i < 4; i++) {

@@ -34,6 +34,7 @@
 /* What libtiff's client procedures work on: the source being read, or the
 ** descriptor being written; and the first error libtiff reported. */
 struct tiff_io {
+    const char *name;     /* the file, which libtiff's messages often repeat */
     const db_source *src; /* reading */
     int fd;               /* writing; -1 when reading or abandoned */
     uint64_t pos;
@@ -140,7 +141,14 @@ static int on_error(TIFF *tif, void *user, const char *module, const char *fmt, 
     (void)module;
     struct tiff_io *io = user;
     if (!io->message[0]) {
-        vsnprintf(io->message, sizeof io->message, fmt, ap);
+        char text[sizeof io->message];
+        vsnprintf(text, sizeof text, fmt, ap);
+        size_t skip = strlen(io->name);
+        if (strncmp(text, io->name, skip) != 0 || strncmp(text + skip, ": ", 2) != 0)
+            skip = 0;
+        else
+            skip += 2;
+        snprintf(io->message, sizeof io->message, "%s", text + skip);
         size_t n = strlen(io->message);
         while (n > 0 && (io->message[n - 1] == '\n' || io->message[n - 1] == '.'))
             io->message[--n] = '\0';
@@ -234,6 +242,7 @@ db_status db_tiff_open(const db_source *src, db_tiff **out, int *pages)
     if (!t)
         return db_fail(DB_ERR_NOMEM, "%s: out of memory opening the TIFF", src->name);
     t->name = src->name;
+    t->io.name = src->name;
     t->io.src = src;
     t->io.fd = -1;
     t->io.size = src->size;
@@ -246,8 +255,7 @@ db_status db_tiff_open(const db_source *src, db_tiff **out, int *pages)
         db_tiff_close(t);
         return st;
     }
-    /* Walks the IFD chain once, reading each directory but no pixels;
-    ** libtiff refuses a chain that loops. */
+    /* Walks the IFD chain once, reading each directory but no pixels. */
     int cap = 0;
     for (;;) {
         uint32_t kind = 0;
@@ -265,11 +273,15 @@ db_status db_tiff_open(const db_source *src, db_tiff **out, int *pages)
             break;
         t->io.message[0] = '\0';
         if (!TIFFReadDirectory(t->tif)) {
-            db_status st = t->io.io_errno
-                               ? db_fail(DB_ERR_IO, "cannot read %s: %s", src->name, strerror(t->io.io_errno))
-                               : db_fail(DB_ERR_FORMAT, "%s: page %d: corrupt TIFF directory (libtiff: %s); "
-                                         "re-export the file", src->name, t->pages + 1,
-                                         t->io.message[0] ? t->io.message : "cannot read it");
+            db_status st;
+            if (t->io.io_errno)
+                st = db_fail(DB_ERR_IO, "cannot read %s: %s", src->name, strerror(t->io.io_errno));
+            else if (t->io.message[0])
+                st = db_fail(DB_ERR_FORMAT, "%s: page %d: corrupt TIFF directory (libtiff: %s); re-export the file",
+                             src->name, t->pages + 1, t->io.message);
+            else /* libtiff refuses a chain that loops, or is too long, without a word */
+                st = db_fail(DB_ERR_FORMAT, "%s: page %d: corrupt TIFF: the chain of directories loops back or is "
+                             "too long; re-export the file", src->name, t->pages + 1);
             db_tiff_close(t);
             return st;
         }
@@ -689,6 +701,7 @@ db_status db_tiff_writer_open(int fd, const char *path, db_tiff_writer **out)
     if (!w)
         return db_fail(DB_ERR_NOMEM, "cannot write %s: out of memory", path);
     w->path = path;
+    w->io.name = path;
     w->io.fd = fd;
     w->tif = open_io(&w->io, path, "w");
     if (!w->tif) {
