@@ -41,6 +41,8 @@ struct tiff_io {
     uint64_t size;
     int io_errno;         /* errno of a failed read or write, 0 if none */
     char message[256];
+    bool decoding;        /* pixels are being decoded: warnings count (on_warning) */
+    char warning[256];    /* the first warning while decoding */
 };
 
 static tmsize_t io_read(thandle_t handle, void *buf, tmsize_t n)
@@ -156,13 +158,26 @@ static int on_error(TIFF *tif, void *user, const char *module, const char *fmt, 
     return 1; /* handled: libtiff's global handler, which prints, is not called */
 }
 
+/* Warnings about the file's tags are dropped. While pixels are decoded a
+** warning means lost data (a CCITT or JPEG strip cut short is filled in with
+** a warning only), so the first is kept and fails the page; the exceptions
+** leave every pixel as the file meant it: an LZW strip that lacks only its
+** end code, and stray bytes between JPEG markers. */
 static int on_warning(TIFF *tif, void *user, const char *module, const char *fmt, va_list ap)
 {
     (void)tif;
-    (void)user;
     (void)module;
-    (void)fmt;
-    (void)ap;
+    struct tiff_io *io = user;
+    if (!io->decoding || io->warning[0])
+        return 1;
+    char text[sizeof io->warning];
+    vsnprintf(text, sizeof text, fmt, ap);
+    if (strstr(text, "not terminated with EOI") || strstr(text, "extraneous bytes before marker"))
+        return 1;
+    snprintf(io->warning, sizeof io->warning, "%s", text);
+    size_t n = strlen(io->warning);
+    while (n > 0 && (io->warning[n - 1] == '\n' || io->warning[n - 1] == '.'))
+        io->warning[--n] = '\0';
     return 1;
 }
 
@@ -221,8 +236,9 @@ static db_status libtiff_failed(const db_tiff *t, int page, const char *what)
 {
     if (t->io.io_errno)
         return page_fail(t, page, DB_ERR_IO, "cannot read the file: %s", strerror(t->io.io_errno));
+    const char *detail = t->io.message[0] ? t->io.message : t->io.warning[0] ? t->io.warning : "no detail";
     return page_fail(t, page, DB_ERR_FORMAT, "corrupt or truncated TIFF: %s (libtiff: %s); re-export the file",
-                     what, t->io.message[0] ? t->io.message : "no detail");
+                     what, detail);
 }
 
 void db_tiff_close(db_tiff *t)
@@ -311,6 +327,7 @@ struct layout {
 static db_status select_page(db_tiff *t, int page)
 {
     t->io.message[0] = '\0';
+    t->io.warning[0] = '\0';
     t->io.io_errno = 0;
     if (!TIFFSetDirectory(t->tif, t->dirs[page]))
         return libtiff_failed(t, page, "its directory cannot be read");
@@ -671,7 +688,14 @@ db_image *db_tiff_read(db_tiff *t, int page)
     }
     img->dpi_x = l.dpi_x;
     img->dpi_y = l.dpi_y;
-    if (decode_page(t, page, &l, img) != DB_OK) {
+    t->io.decoding = true;
+    t->io.warning[0] = '\0';
+    db_status status = decode_page(t, page, &l, img);
+    t->io.decoding = false;
+    if (status == DB_OK && t->io.warning[0])
+        status = page_fail(t, page, DB_ERR_FORMAT, "corrupt or truncated TIFF: its pixels decode only in part "
+                           "(libtiff: %s); re-export the file", t->io.warning);
+    if (status != DB_OK) {
         db_image_free(img);
         return NULL;
     }
