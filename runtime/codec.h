@@ -26,7 +26,8 @@ typedef struct db_source {
 } db_source;
 
 /* Copies up to `n` bytes at `offset` into `out`; *got is how many (fewer at
-** the end of the file). DB_ERR_IO naming the file when a read fails. */
+** the end of the file). DB_ERR_IO naming the file when a read fails, with
+** errno kept. */
 db_status db_source_read(const db_source *src, uint64_t offset, void *out, size_t n, size_t *got);
 
 /* Checks that a reader may allocate `bytes` of work memory (a strip buffer, a

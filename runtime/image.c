@@ -213,8 +213,12 @@ db_status db_source_read(const db_source *src, uint64_t offset, void *out, size_
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
+            /* errno stays for the codecs, which report in their own words */
             int err = errno;
-            return db_fail(DB_ERR_IO, "cannot read %s: %s%s", src->name, strerror(err), io_hint(err, 0));
+            db_status status = db_fail(DB_ERR_IO, "cannot read %s: %s%s", src->name, strerror(err),
+                                       io_hint(err, 0));
+            errno = err;
+            return status;
         }
         if (r == 0)
             break; /* the file shrank meanwhile: the reader sees its end */

@@ -124,7 +124,8 @@ db_status db_doc_open_memory(const uint8_t *bytes, size_t size, const char *name
 int db_doc_pages(const db_doc *doc);
 
 /* The sides and channel count (1 or 3) of page `page`, from its header alone,
-** as db_doc_read_page would decode it (db_image_peek's check included). */
+** as db_doc_read_page would decode it; an image db_image_check_size refuses
+** is an error here too. */
 db_status db_doc_peek_page(db_doc *doc, int page, int *width, int *height, int *channels);
 
 /* Decodes page `page`. NULL and an error naming the file and the page on failure. */
@@ -177,8 +178,8 @@ db_status db_doc_writer_open(const char *path, db_file_format format, db_compres
                              db_doc_writer **writer);
 
 /* Appends `img` as the next page, `bits` as for db_image_write (pages may
-** differ in size, channels and bits). After a failure only
-** db_doc_writer_abort is left to do. */
+** differ in size, channels and bits). After a failure the file can only be
+** abandoned: db_doc_writer_abort, or a commit, which refuses. */
 db_status db_doc_writer_add(db_doc_writer *writer, const db_image *img, int bits);
 
 /* Finishes the file and renames it into place; on failure (or when no page

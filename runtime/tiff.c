@@ -591,6 +591,16 @@ static void convert_block(const struct layout *l, const struct tables *tab, cons
     }
 }
 
+/* After a strip or tile decoded: a warning meanwhile (on_warning) means that
+** part of it is missing, and its pixels are not used. */
+static db_status decoded_whole(const db_tiff *t, int page)
+{
+    if (!t->io.warning[0])
+        return DB_OK;
+    return page_fail(t, page, DB_ERR_FORMAT, "corrupt or truncated TIFF: its pixels decode only in part "
+                     "(libtiff: %s); re-export the file", t->io.warning);
+}
+
 /* Decodes every strip or tile of the current page into `img`. */
 static db_status decode_page(db_tiff *t, int page, const struct layout *l, db_image *img)
 {
@@ -636,6 +646,8 @@ static db_status decode_page(db_tiff *t, int page, const struct layout *l, db_im
                 for (int p = 0; p < planes && status == DB_OK; p++)
                     if (TIFFReadTile(tif, planes_buf[p], x, y, 0, (uint16_t)p) < 0)
                         status = libtiff_failed(t, page, "a tile cannot be decoded");
+                    else
+                        status = decoded_whole(t, page);
                 b.x0 = x;
                 b.y0 = y;
                 b.width = l->width - x < block_w ? l->width - x : block_w;
@@ -657,6 +669,8 @@ static db_status decode_page(db_tiff *t, int page, const struct layout *l, db_im
                 tmsize_t n = TIFFReadEncodedStrip(tif, s + (uint32_t)p * strips, planes_buf[p], block_size);
                 if (n < 0)
                     status = libtiff_failed(t, page, "a strip cannot be decoded");
+                else if (decoded_whole(t, page) != DB_OK)
+                    status = db_error_status();
                 else if ((size_t)n < (size_t)b.rows * (size_t)row_bytes)
                     status = page_fail(t, page, DB_ERR_FORMAT, "truncated TIFF: strip %u holds %lld bytes, "
                                        "its %u rows need %llu; re-export the file", s + 1, (long long)n,
@@ -692,9 +706,6 @@ db_image *db_tiff_read(db_tiff *t, int page)
     t->io.warning[0] = '\0';
     db_status status = decode_page(t, page, &l, img);
     t->io.decoding = false;
-    if (status == DB_OK && t->io.warning[0])
-        status = page_fail(t, page, DB_ERR_FORMAT, "corrupt or truncated TIFF: its pixels decode only in part "
-                           "(libtiff: %s); re-export the file", t->io.warning);
     if (status != DB_OK) {
         db_image_free(img);
         return NULL;
