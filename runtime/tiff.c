@@ -14,9 +14,10 @@
 ** min-is-black and 8-bit RGB (Deflate by default), a page at a time.
 **
 ** libtiff reports through handlers set per file: its first error becomes
-** part of docbin's message, warnings are dropped, nothing reaches stderr.
-** Every strip and tile must lie inside the file, and every buffer is checked
-** against the memory limit, before any pixel buffer is allocated.
+** part of docbin's message, a warning while pixels are decoded fails the page
+** (on_warning), other warnings are dropped, and nothing reaches stderr. Every
+** strip and tile must lie inside the file, and every buffer is checked against
+** the memory limit, before any pixel buffer is allocated.
 */
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700

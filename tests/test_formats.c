@@ -15,7 +15,8 @@
 **    names the file and the page, a DB_ERR_* status, and nothing on stderr.
 **
 ** Pillow's view of the same formats (lossy JPEG and JPEG 2000 above all) is
-** in test_formats.py.
+** in test_formats.py. TEST_FORMATS_VERBOSE=1 prints the message of every
+** refusal.
 */
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700
