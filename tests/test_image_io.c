@@ -1382,6 +1382,10 @@ static void test_list_dir(void)
 {
     const char *const *all = db_image_exts;
     const int n_all = DB_IMAGE_N_EXTS;
+    for (int i = 0; i < n_all; i++)
+        CHECK(all[i] && all[i][0] == '.' && db_image_file_ext(all[i], all, n_all));
+    CHECK(db_image_file_ext("scan.TIFF", all, n_all) && db_image_file_ext("photo.jpeg", all, n_all)
+          && db_image_file_ext("a.j2k", all, n_all));
     CHECK(db_image_file_ext("page.PNG", all, n_all) && !strcmp(db_image_file_ext("page.PNG", all, n_all), ".PNG"));
     CHECK(db_image_file_ext("a.tar.pgm", all, n_all) && !strcmp(db_image_file_ext("a.tar.pgm", all, n_all), ".pgm"));
     CHECK(db_image_file_ext("scans/page.ppm", all, n_all) &&
