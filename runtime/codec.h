@@ -1,20 +1,70 @@
 /*
-** codec.h — the PNG and PNM readers and writers behind image.c (internal,
-** not installed).
+** codec.h — the readers and writers behind image.c (internal, not installed):
+** PNG (png.c), PNM (pnm.c), TIFF (tiff.c), JPEG (jpeg.c), JPEG 2000 (jp2.c).
 **
-** image.c sniffs the signature and picks a reader; it validates the image and
-** `bits` and owns the temporary file before it calls a writer, so the codecs
-** only encode and decode.
+** image.c sniffs the signature and picks a reader; it validates the image,
+** `bits` and the compression and owns the temporary file before it calls a
+** writer, so the codecs only encode and decode. Every reader checks a declared
+** image with db_image_check_size, and its own work buffers with
+** db_codec_check_bytes, before it allocates them.
 */
 #ifndef DB_CODEC_H
 #define DB_CODEC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "runtime/image.h"
 
+/* The bytes of a file being read: held in memory (`bytes`), or read on demand
+** from descriptor `fd` so that a document of many pages is never held whole. */
+typedef struct db_source {
+    const char *name;     /* the file, for messages */
+    const uint8_t *bytes; /* the whole file, or NULL to read `fd` */
+    int fd;
+    uint64_t size;        /* the file's length */
+} db_source;
+
+/* Copies up to `n` bytes at `offset` into `out`; *got is how many (fewer at
+** the end of the file). DB_ERR_IO naming the file when a read fails, with
+** errno kept. */
+db_status db_source_read(const db_source *src, uint64_t offset, void *out, size_t n, size_t *got);
+
+/* Checks that a reader may allocate `bytes` of work memory (a strip buffer, a
+** decoder's coefficients) under the limit of db_image_check_size: DB_ERR_NOMEM
+** naming `name` and `what` when not. */
+db_status db_codec_check_bytes(unsigned long long bytes, const char *what, const char *name);
+
+/* The largest single allocation a codec library may make on docbin's behalf:
+** db_image_check_size's byte limit. */
+size_t db_codec_memory_limit(void);
+
+/* v * 255 / maxval rounded to nearest, exact for every maxval from 1 to
+** 65535: how every reader brings samples of other depths to 8 bits (libpng's
+** png_set_scale_16 rounds the same way). */
+static inline uint8_t db_scale_to_8(unsigned v, unsigned maxval)
+{
+    return (uint8_t)((v * 255u + maxval / 2) / maxval);
+}
+
+/* Alpha compositing over a white background, exact in integers:
+** (c*a + 255*(255-a) + 127) / 255, i.e. c*a/255 + 255*(1 - a/255) rounded to
+** nearest. a = 255 gives c exactly, a = 0 gives 255. */
+static inline uint8_t db_over_white(unsigned c, unsigned a)
+{
+    return (uint8_t)((c * a + 255u * (255u - a) + 127u) / 255u);
+}
+
+/* The resolution in dpi of `per_unit` dots per unit of `unit_inches` inches
+** where files store whole numbers (PNG's dots per metre, JFIF's per
+** centimetre): the whole dpi nearest to it when that dpi stores as the same
+** number (300 dpi is 11811 dots per metre and reads back as 300), else the
+** exact value. */
+double db_dpi_from_whole_units(unsigned long per_unit, double unit_inches);
+
 /* Decodes a PNG held in memory into an 8-bit gray or RGB image (alpha is
-** composited over white). NULL and an error naming `name` on failure. */
+** composited over white), with the resolution of its pHYs chunk. NULL and an
+** error naming `name` on failure. */
 db_image *db_png_read(const uint8_t *bytes, size_t size, const char *name);
 
 /* The sides and channel count (1 or 3, as db_png_read decodes them) that a
@@ -26,7 +76,8 @@ db_status db_png_peek(const uint8_t *bytes, size_t size, const char *name, int *
                       int *channels);
 
 /* Encodes `img` as PNG into `f`: 1-bit gray (white iff value >= 128), 8-bit
-** gray or 8-bit RGB. `path` names the final file in error messages. */
+** gray or 8-bit RGB, with a pHYs chunk when the resolution is known. `path`
+** names the final file in error messages. */
 db_status db_png_write(const db_image *img, FILE *f, int bits, const char *path);
 
 /* Decodes a PNM (P1–P6) held in memory into an 8-bit gray or RGB image.
@@ -41,6 +92,43 @@ db_status db_pnm_peek(const uint8_t *bytes, size_t size, const char *name, int *
 /* Encodes `img` into `f` as P4 (bits 1; black iff value < 128), P5 (gray)
 ** or P6 (RGB). `path` names the final file in error messages. */
 db_status db_pnm_write(const db_image *img, FILE *f, int bits, const char *path);
+
+/* TIFF. A db_tiff reads the pages of one file; `src` must outlive it. */
+typedef struct db_tiff db_tiff;
+
+/* Opens the TIFF in `src` and counts its pages (db_doc's rules). Errors name
+** the file and, for a damaged IFD chain, the page. */
+db_status db_tiff_open(const db_source *src, db_tiff **tiff, int *pages);
+
+/* As db_doc_peek_page and db_doc_read_page. */
+db_status db_tiff_peek(db_tiff *tiff, int page, int *width, int *height, int *channels);
+db_image *db_tiff_read(db_tiff *tiff, int page);
+
+/* NULL is allowed. */
+void db_tiff_close(db_tiff *tiff);
+
+/* A TIFF being written page by page into descriptor `fd` (the temporary file
+** of an atomic write); the caller owns and closes `fd`. */
+typedef struct db_tiff_writer db_tiff_writer;
+
+db_status db_tiff_writer_open(int fd, const char *path, db_tiff_writer **writer);
+
+/* Writes `img` as the next page: 1-bit min-is-white or 8-bit, compressed as
+** `compression` (DB_COMPRESSION_DEFAULT: G4 for 1-bit, Deflate for 8-bit;
+** image.c has checked that they fit). */
+db_status db_tiff_writer_add(db_tiff_writer *writer, const db_image *img, int bits,
+                             db_compression compression);
+
+/* Ends the file (DB_OK) or abandons it (`finish` false); frees `writer`. */
+db_status db_tiff_writer_close(db_tiff_writer *writer, bool finish);
+
+/* JPEG: the image (EXIF orientation applied) and its header. */
+db_image *db_jpeg_read(const db_source *src);
+db_status db_jpeg_peek(const db_source *src, int *width, int *height, int *channels);
+
+/* JPEG 2000, as a JP2 file or a bare codestream (J2K). */
+db_image *db_jp2_read(const db_source *src);
+db_status db_jp2_peek(const db_source *src, int *width, int *height, int *channels);
 
 /* Records that writing `path` failed with errno value `err`, with a hint for
 ** the common causes; shared so that every writer words the failure alike. */

@@ -1,12 +1,16 @@
 /*
-** image.c — image allocation, the size limit, format sniffing and atomic
-** file writes. The PNG and PNM codecs live in png.c and pnm.c.
+** image.c — image allocation, the size limit, format sniffing, documents
+** (the pages of a file, read one at a time) and atomic file writes. The codecs
+** live in png.c, pnm.c, tiff.c, jpeg.c and jp2.c.
 */
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,38 +144,174 @@ static const struct {
     size_t length;
     const char *magic;
 } foreign_formats[] = {
-    { "JPEG", 3, "\xff\xd8\xff" },
-    { "TIFF", 4, "II*\0" },
-    { "TIFF", 4, "MM\0*" },
     { "GIF", 4, "GIF8" },
     { "BMP", 2, "BM" },
-    { "JPEG 2000", 12, "\0\0\0\x0cjP  \r\n\x87\n" },
     { "PDF", 5, "%PDF-" },
     { "PAM (P7)", 2, "P7" },
 };
+
+/* The formats read, by their signatures. */
+typedef enum file_kind {
+    KIND_UNKNOWN = 0,
+    KIND_PNG,
+    KIND_PNM,
+    KIND_TIFF,
+    KIND_JPEG,
+    KIND_JP2 /* a JP2 file or a bare JPEG 2000 codestream */
+} file_kind;
+
+/* The most bytes sniff() looks at. */
+enum { SNIFF_BYTES = 12 };
+
+static file_kind sniff(const uint8_t *bytes, size_t size)
+{
+    static const uint8_t jp2_signature[12] = { 0, 0, 0, 12, 'j', 'P', ' ', ' ', '\r', '\n', 0x87, '\n' };
+    if (size >= sizeof png_signature && memcmp(bytes, png_signature, sizeof png_signature) == 0)
+        return KIND_PNG;
+    if (size >= 2 && bytes[0] == 'P' && bytes[1] >= '1' && bytes[1] <= '6')
+        return KIND_PNM;
+    /* Classic TIFF (42) and BigTIFF (43), either byte order. */
+    if (size >= 4 && ((bytes[0] == 'I' && bytes[1] == 'I' && (bytes[2] == 42 || bytes[2] == 43) && bytes[3] == 0)
+                      || (bytes[0] == 'M' && bytes[1] == 'M' && bytes[2] == 0 && (bytes[3] == 42 || bytes[3] == 43))))
+        return KIND_TIFF;
+    if (size >= 3 && bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff)
+        return KIND_JPEG;
+    if (size >= sizeof jp2_signature && memcmp(bytes, jp2_signature, sizeof jp2_signature) == 0)
+        return KIND_JP2;
+    /* A codestream starts with SOC and SIZ. */
+    if (size >= 4 && bytes[0] == 0xff && bytes[1] == 0x4f && bytes[2] == 0xff && bytes[3] == 0x51)
+        return KIND_JP2;
+    return KIND_UNKNOWN;
+}
+
+/* The error for bytes that no reader takes. */
+static db_status unrecognised(const uint8_t *bytes, size_t size, const char *name)
+{
+    for (size_t i = 0; i < sizeof foreign_formats / sizeof foreign_formats[0]; i++)
+        if (size >= foreign_formats[i].length
+            && memcmp(bytes, foreign_formats[i].magic, foreign_formats[i].length) == 0)
+            return db_fail(DB_ERR_FORMAT, "%s: %s images are not supported; convert it to PNG or TIFF", name,
+                           foreign_formats[i].name);
+    return db_fail(DB_ERR_FORMAT, "%s: not an image docbin reads (PNG, PNM, TIFF, JPEG or JPEG 2000: "
+                   "unrecognised signature); convert it to PNG or TIFF", name);
+}
+
+db_status db_source_read(const db_source *src, uint64_t offset, void *out, size_t n, size_t *got)
+{
+    *got = 0;
+    if (offset >= src->size)
+        return DB_OK;
+    if (n > src->size - offset)
+        n = (size_t)(src->size - offset);
+    if (src->bytes) {
+        memcpy(out, src->bytes + offset, n);
+        *got = n;
+        return DB_OK;
+    }
+    while (*got < n) {
+        ssize_t r = pread(src->fd, (uint8_t *)out + *got, n - *got, (off_t)(offset + *got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            /* errno stays for the codecs, which report in their own words */
+            int err = errno;
+            db_status status = db_fail(DB_ERR_IO, "cannot read %s: %s%s", src->name, strerror(err),
+                                       io_hint(err, 0));
+            errno = err;
+            return status;
+        }
+        if (r == 0)
+            break; /* the file shrank meanwhile: the reader sees its end */
+        *got += (size_t)r;
+    }
+    return DB_OK;
+}
+
+size_t db_codec_memory_limit(void)
+{
+    return memory_limit();
+}
+
+db_status db_codec_check_bytes(unsigned long long bytes, const char *what, const char *name)
+{
+    size_t limit = memory_limit();
+    if (bytes > limit)
+        return db_fail(DB_ERR_NOMEM, "%s: %s needs %llu bytes, more than the limit of %zu (the smaller of "
+                       "16 GiB and half the memory this process may use); split or downscale the image",
+                       name, what, bytes, limit);
+    return DB_OK;
+}
+
+double db_dpi_from_whole_units(unsigned long per_unit, double unit_inches)
+{
+    double exact = (double)per_unit / unit_inches;
+    double whole = floor(exact + 0.5);
+    if (whole > 0 && floor(whole * unit_inches + 0.5) == (double)per_unit)
+        return whole;
+    return exact;
+}
+
+static const char *const compression_names[] = {
+    [DB_COMPRESSION_DEFAULT] = "default",
+    [DB_COMPRESSION_NONE] = "none",
+    [DB_COMPRESSION_G4] = "g4",
+    [DB_COMPRESSION_DEFLATE] = "deflate",
+    [DB_COMPRESSION_LZW] = "lzw",
+};
+enum { N_COMPRESSIONS = sizeof compression_names / sizeof compression_names[0] };
+
+db_status db_compression_parse(const char *name, db_compression *compression)
+{
+    for (int i = 0; name && i < N_COMPRESSIONS; i++)
+        if (strcasecmp(name, compression_names[i]) == 0) {
+            *compression = (db_compression)i;
+            return DB_OK;
+        }
+    return db_fail(DB_ERR_USAGE, "unknown compression \"%s\"; use default, none, g4, deflate or lzw",
+                   name ? name : "");
+}
+
+const char *db_compression_name(db_compression compression)
+{
+    return (unsigned)compression < N_COMPRESSIONS ? compression_names[compression] : "unknown";
+}
+
+/* Reads the first page of the TIFF in `src`. */
+static db_image *read_tiff_first_page(const db_source *src)
+{
+    db_tiff *tiff = NULL;
+    int pages;
+    if (db_tiff_open(src, &tiff, &pages) != DB_OK)
+        return NULL;
+    db_image *img = db_tiff_read(tiff, 0);
+    db_tiff_close(tiff);
+    return img;
+}
 
 db_image *db_image_read_memory(const uint8_t *bytes, size_t size, const char *name)
 {
     if (!name)
         name = "(memory)";
     if (size == 0 || !bytes) {
-        db_fail(DB_ERR_FORMAT, "%s: empty file; expected a PNG or PNM image", name);
+        db_fail(DB_ERR_FORMAT, "%s: empty file; expected an image (PNG, PNM, TIFF, JPEG or JPEG 2000)", name);
         return NULL;
     }
-    if (size >= sizeof png_signature && memcmp(bytes, png_signature, sizeof png_signature) == 0)
+    db_source src = { .name = name, .bytes = bytes, .fd = -1, .size = size };
+    switch (sniff(bytes, size)) {
+    case KIND_PNG:
         return db_png_read(bytes, size, name);
-    if (size >= 2 && bytes[0] == 'P' && bytes[1] >= '1' && bytes[1] <= '6')
+    case KIND_PNM:
         return db_pnm_read(bytes, size, name);
-    for (size_t i = 0; i < sizeof foreign_formats / sizeof foreign_formats[0]; i++) {
-        if (size >= foreign_formats[i].length
-            && memcmp(bytes, foreign_formats[i].magic, foreign_formats[i].length) == 0) {
-            db_fail(DB_ERR_FORMAT, "%s: %s images are not supported; convert it to PNG", name,
-                    foreign_formats[i].name);
-            return NULL;
-        }
+    case KIND_TIFF:
+        return read_tiff_first_page(&src);
+    case KIND_JPEG:
+        return db_jpeg_read(&src);
+    case KIND_JP2:
+        return db_jp2_read(&src);
+    case KIND_UNKNOWN:
+        break;
     }
-    db_fail(DB_ERR_FORMAT, "%s: not a PNG or PNM image (unrecognised signature); "
-            "convert it to PNG", name);
+    unrecognised(bytes, size, name);
     return NULL;
 }
 
@@ -229,39 +369,223 @@ static db_status read_all(int fd, const char *path, size_t size_hint, uint8_t **
     return DB_OK;
 }
 
-db_image *db_image_read(const char *path)
+/* ---- Documents ---------------------------------------------------------------- */
+
+struct db_doc {
+    char *name;      /* the path or name, for messages */
+    file_kind kind;
+    int pages;
+    db_source src;   /* its name is `name` */
+    int fd;          /* owned; -1 when the bytes are in memory */
+    uint8_t *owned;  /* the bytes of a file read whole (a pipe), else NULL */
+    db_tiff *tiff;
+};
+
+static void doc_free(db_doc *doc)
 {
-    if (!path) {
-        db_fail(DB_ERR_USAGE, "db_image_read: no path given");
+    if (!doc)
+        return;
+    db_tiff_close(doc->tiff);
+    if (doc->fd >= 0)
+        close(doc->fd);
+    free(doc->owned);
+    free(doc->name);
+    free(doc);
+}
+
+void db_doc_close(db_doc *doc)
+{
+    doc_free(doc);
+}
+
+static db_doc *doc_new(const char *name)
+{
+    db_doc *doc = calloc(1, sizeof *doc);
+    char *copy = strdup(name);
+    if (!doc || !copy) {
+        free(doc);
+        free(copy);
+        db_fail(DB_ERR_NOMEM, "%s: out of memory opening the file", name);
         return NULL;
     }
+    doc->name = copy;
+    doc->fd = -1;
+    doc->src.name = copy;
+    doc->src.fd = -1;
+    return doc;
+}
+
+/* Recognises the format of doc->src and counts its pages. */
+static db_status doc_start(db_doc *doc)
+{
+    if (doc->src.size == 0)
+        return db_fail(DB_ERR_FORMAT, "%s: empty file; expected an image (PNG, PNM, TIFF, JPEG or JPEG 2000)",
+                       doc->name);
+    uint8_t head[SNIFF_BYTES];
+    size_t got;
+    if (db_source_read(&doc->src, 0, head, sizeof head, &got) != DB_OK)
+        return db_error_status();
+    doc->kind = sniff(head, got);
+    doc->pages = 1;
+    switch (doc->kind) {
+    case KIND_UNKNOWN:
+        return unrecognised(head, got, doc->name);
+    case KIND_TIFF:
+        return db_tiff_open(&doc->src, &doc->tiff, &doc->pages);
+    default:
+        return DB_OK;
+    }
+}
+
+/* A document on the open descriptor `fd` (taken over, closed on failure),
+** described by `st`. A file that is not regular is read whole. */
+static db_status doc_from_fd(int fd, const struct stat *st, const char *path, db_doc **out)
+{
+    *out = NULL;
+    db_doc *doc = doc_new(path);
+    if (!doc) {
+        close(fd);
+        return db_error_status();
+    }
+    doc->fd = fd;
+    db_status status = DB_OK;
+    if (S_ISREG(st->st_mode)) {
+        doc->src.fd = fd;
+        doc->src.size = (uint64_t)st->st_size;
+    } else {
+        size_t size = 0;
+        status = read_all(fd, path, 0, &doc->owned, &size);
+        doc->src.bytes = doc->owned;
+        doc->src.size = size;
+    }
+    if (status == DB_OK)
+        status = doc_start(doc);
+    if (status != DB_OK) {
+        doc_free(doc);
+        return status;
+    }
+    *out = doc;
+    return DB_OK;
+}
+
+db_status db_doc_open(const char *path, db_doc **doc)
+{
+    *doc = NULL;
+    if (!path)
+        return db_fail(DB_ERR_USAGE, "db_doc_open: no path given");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int err = errno;
-        db_fail(DB_ERR_IO, "cannot read %s: %s%s", path, strerror(err), io_hint(err, 0));
-        return NULL;
+        return db_fail(DB_ERR_IO, "cannot read %s: %s%s", path, strerror(err), io_hint(err, 0));
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int err = errno;
         close(fd);
-        db_fail(DB_ERR_IO, "cannot read %s: %s", path, strerror(err));
-        return NULL;
+        return db_fail(DB_ERR_IO, "cannot read %s: %s", path, strerror(err));
     }
     if (S_ISDIR(st.st_mode)) {
         close(fd);
-        db_fail(DB_ERR_IO, "cannot read %s: it is a directory, not an image file", path);
+        return db_fail(DB_ERR_IO, "cannot read %s: it is a directory, not an image file", path);
+    }
+    return doc_from_fd(fd, &st, path, doc);
+}
+
+db_status db_doc_open_memory(const uint8_t *bytes, size_t size, const char *name, db_doc **out)
+{
+    *out = NULL;
+    db_doc *doc = doc_new(name ? name : "(memory)");
+    if (!doc)
+        return db_error_status();
+    doc->src.bytes = bytes;
+    doc->src.size = bytes ? size : 0;
+    db_status status = doc_start(doc);
+    if (status != DB_OK) {
+        doc_free(doc);
+        return status;
+    }
+    *out = doc;
+    return DB_OK;
+}
+
+int db_doc_pages(const db_doc *doc)
+{
+    return doc->pages;
+}
+
+static db_status check_page(const db_doc *doc, int page)
+{
+    if (page < 0 || page >= doc->pages)
+        return db_fail(DB_ERR_USAGE, "%s: there is no page %d; the file has %d page%s", doc->name, page + 1,
+                       doc->pages, doc->pages == 1 ? "" : "s");
+    return DB_OK;
+}
+
+db_status db_doc_peek_page(db_doc *doc, int page, int *width, int *height, int *channels)
+{
+    if (check_page(doc, page) != DB_OK)
+        return db_error_status();
+    switch (doc->kind) {
+    case KIND_TIFF:
+        return db_tiff_peek(doc->tiff, page, width, height, channels);
+    case KIND_JPEG:
+        return db_jpeg_peek(&doc->src, width, height, channels);
+    case KIND_JP2:
+        return db_jp2_peek(&doc->src, width, height, channels);
+    default:
+        break;
+    }
+    uint8_t head[DB_IMAGE_PEEK_BYTES];
+    size_t size;
+    if (db_source_read(&doc->src, 0, head, sizeof head, &size) != DB_OK)
+        return db_error_status();
+    if (doc->kind == KIND_PNG)
+        return db_png_peek(head, size, doc->name, width, height, channels);
+    return db_pnm_peek(head, size, doc->name, width, height, channels);
+}
+
+db_image *db_doc_read_page(db_doc *doc, int page)
+{
+    if (check_page(doc, page) != DB_OK)
+        return NULL;
+    switch (doc->kind) {
+    case KIND_TIFF:
+        return db_tiff_read(doc->tiff, page);
+    case KIND_JPEG:
+        return db_jpeg_read(&doc->src);
+    case KIND_JP2:
+        return db_jp2_read(&doc->src);
+    default:
+        break;
+    }
+    /* PNG and PNM are decoded from memory. */
+    if (doc->src.bytes)
+        return db_image_read_memory(doc->src.bytes, (size_t)doc->src.size, doc->name);
+    if (doc->src.size > SIZE_MAX - 1) {
+        db_fail(DB_ERR_NOMEM, "cannot read %s: %llu bytes do not fit in memory", doc->name,
+                (unsigned long long)doc->src.size);
         return NULL;
     }
-    size_t hint = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : 0;
-    uint8_t *bytes = NULL;
-    size_t size = 0;
-    db_status status = read_all(fd, path, hint, &bytes, &size);
-    close(fd);
-    if (status != DB_OK)
+    size_t size = (size_t)doc->src.size, got;
+    uint8_t *bytes = malloc(size);
+    if (!bytes) {
+        db_fail(DB_ERR_NOMEM, "cannot read %s: %zu bytes do not fit in memory", doc->name, size);
         return NULL;
-    db_image *img = db_image_read_memory(bytes, size, path);
+    }
+    db_image *img = NULL;
+    if (db_source_read(&doc->src, 0, bytes, size, &got) == DB_OK)
+        img = db_image_read_memory(bytes, got, doc->name);
     free(bytes);
+    return img;
+}
+
+db_image *db_image_read(const char *path)
+{
+    db_doc *doc;
+    if (db_doc_open(path, &doc) != DB_OK)
+        return NULL;
+    db_image *img = db_doc_read_page(doc, 0);
+    db_doc_close(doc);
     return img;
 }
 
@@ -287,83 +611,74 @@ db_status db_image_peek(const char *path, int *width, int *height, int *channels
         close(fd);
         return db_fail(DB_ERR_IO, not_regular, path);
     }
-    uint8_t head[DB_IMAGE_PEEK_BYTES];
-    size_t size = 0;
-    db_status read_st = read_upto(fd, path, head, sizeof head, &size);
-    close(fd);
-    if (read_st != DB_OK)
-        return read_st;
-    if (size >= sizeof png_signature && memcmp(head, png_signature, sizeof png_signature) == 0)
-        return db_png_peek(head, size, path, width, height, channels);
-    if (size >= 2 && head[0] == 'P' && head[1] >= '1' && head[1] <= '6')
-        return db_pnm_peek(head, size, path, width, height, channels);
-    return db_fail(DB_ERR_FORMAT, "%s: not a PNG or PNM image (unrecognised signature); convert it to PNG", path);
+    db_doc *doc;
+    if (doc_from_fd(fd, &st, path, &doc) != DB_OK)
+        return db_error_status();
+    db_status status = db_doc_peek_page(doc, 0, width, height, channels);
+    db_doc_close(doc);
+    return status;
 }
 
-/* The file's format from its extension. Each PNM extension promises a kind
-** of image (.pbm 1-bit, .pgm gray, .ppm RGB), so a mismatch is refused rather
-** than producing, say, a P5 file named .pbm. */
-static db_status format_from_name(const db_image *img, const char *path, int bits,
-                                  db_file_format *format)
+/* ---- Writing ------------------------------------------------------------------ */
+
+/* What a PNM extension promises: .pbm 1-bit, .pgm gray, .ppm RGB; .pnm any. */
+typedef enum pnm_promise { PROMISE_NONE = 0, PROMISE_PBM, PROMISE_PGM, PROMISE_PPM } pnm_promise;
+
+/* The file's format from its extension. */
+static db_status format_from_name(const char *path, db_file_format *format, pnm_promise *promise)
 {
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     const char *dot = strrchr(base, '.');
     const char *ext = dot ? dot + 1 : "";
-    if (strcasecmp(ext, "png") == 0) {
-        *format = DB_FILE_PNG;
-        return DB_OK;
-    }
-    *format = DB_FILE_PNM;
-    if (strcasecmp(ext, "pnm") == 0)
-        return DB_OK;
-    if (strcasecmp(ext, "pbm") == 0) {
-        if (img->channels == 1 && bits == 1)
+    static const struct {
+        const char *ext;
+        db_file_format format;
+        pnm_promise promise;
+    } names[] = {
+        { "png", DB_FILE_PNG, PROMISE_NONE },  { "tif", DB_FILE_TIFF, PROMISE_NONE },
+        { "tiff", DB_FILE_TIFF, PROMISE_NONE }, { "pnm", DB_FILE_PNM, PROMISE_NONE },
+        { "pbm", DB_FILE_PNM, PROMISE_PBM },   { "pgm", DB_FILE_PNM, PROMISE_PGM },
+        { "ppm", DB_FILE_PNM, PROMISE_PPM },
+    };
+    *promise = PROMISE_NONE;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcasecmp(ext, names[i].ext) == 0) {
+            *format = names[i].format;
+            *promise = names[i].promise;
             return DB_OK;
-        return db_fail(DB_ERR_USAGE, "cannot write %s: a .pbm file holds 1-bit images; "
-                       "write 1 bit per pixel or name the file .pgm/.ppm/.pnm", path);
-    }
-    if (strcasecmp(ext, "pgm") == 0) {
-        if (img->channels == 1 && bits == 8)
-            return DB_OK;
-        return db_fail(DB_ERR_USAGE, "cannot write %s: a .pgm file holds 8-bit gray images; "
-                       "name the file .%s or .pnm", path, img->channels == 3 ? "ppm" : "pbm");
-    }
-    if (strcasecmp(ext, "ppm") == 0) {
-        if (img->channels == 3)
-            return DB_OK;
-        return db_fail(DB_ERR_USAGE, "cannot write %s: a .ppm file holds RGB images and this "
-                       "one is gray; name the file .%s or .pnm", path, bits == 1 ? "pbm" : "pgm");
-    }
-    return db_fail(DB_ERR_USAGE, "cannot write %s: unknown extension \"%s\"; use .png, .pbm, "
+        }
+    return db_fail(DB_ERR_USAGE, "cannot write %s: unknown extension \"%s\"; use .png, .tif, .tiff, .pbm, "
                    ".pgm, .ppm or .pnm, or name the format explicitly", path, ext);
 }
 
-/* Writes through a temporary file beside `path` (util.h), so that readers and
-** a crash see either the old file or the whole new one. */
-static db_status write_atomically(const db_image *img, const char *path, db_file_format format,
-                                  int bits)
+static const char *format_name(db_file_format format)
 {
-    db_atomic_file af;
-    db_status status = db_atomic_open(&af, path);
-    if (status != DB_OK)
-        return status;
-    if (format == DB_FILE_PNG)
-        status = db_png_write(img, af.f, bits, path);
-    else
-        status = db_pnm_write(img, af.f, bits, path);
-    if (status != DB_OK) {
-        db_atomic_abort(&af);
-        return status;
-    }
-    return db_atomic_commit(&af);
+    return format == DB_FILE_PNG ? "PNG" : format == DB_FILE_TIFF ? "TIFF" : "PNM";
 }
 
-db_status db_image_write(const db_image *img, const char *path, db_file_format format,
-                         int bits)
+/* Whether `format` takes `compression`; the error says which it does take. */
+static db_status check_compression(const char *path, db_file_format format, db_compression compression)
 {
-    if (!path || !*path)
-        return db_fail(DB_ERR_USAGE, "db_image_write: no path given");
+    bool ok = compression == DB_COMPRESSION_DEFAULT
+              || (format == DB_FILE_TIFF && (unsigned)compression < N_COMPRESSIONS)
+              || (format == DB_FILE_PNG && compression == DB_COMPRESSION_DEFLATE)
+              || (format == DB_FILE_PNM && compression == DB_COMPRESSION_NONE);
+    if (ok)
+        return DB_OK;
+    return db_fail(DB_ERR_USAGE, "cannot write %s: %s files cannot be compressed with %s; %s", path,
+                   format_name(format), db_compression_name(compression),
+                   format == DB_FILE_PNG   ? "PNG takes deflate (its default)"
+                   : format == DB_FILE_PNM ? "PNM takes none (its default)"
+                                           : "use none, g4, deflate or lzw");
+}
+
+/* Every check of a page before anything is written, so that a usage error
+** leaves no file behind. Each PNM extension promises a kind of image, so a
+** mismatch is refused rather than producing, say, a P5 file named .pbm. */
+static db_status check_page_to_write(const db_image *img, const char *path, int bits, pnm_promise promise,
+                                     db_compression compression)
+{
     if (!img || !img->data || img->width <= 0 || img->height <= 0
         || (img->channels != 1 && img->channels != 3)
         || img->stride < (size_t)img->width * (size_t)img->channels)
@@ -375,23 +690,164 @@ db_status db_image_write(const db_image *img, const char *path, db_file_format f
     if (img->channels == 3 && bits != 8)
         return db_fail(DB_ERR_USAGE, "cannot write %s: %d bits per channel; RGB images are "
                        "written with 8 (convert to gray for 1-bit output)", path, bits);
-    size_t length = strlen(path);
-    if (path[length - 1] == '/')
-        return db_fail(DB_ERR_USAGE, "cannot write %s: the path names a directory; add a "
-                       "file name", path);
-    switch (format) {
-    case DB_FILE_AUTO: {
-        db_status status = format_from_name(img, path, bits, &format);
-        if (status != DB_OK)
-            return status;
+    if (compression == DB_COMPRESSION_G4 && bits != 1)
+        return db_fail(DB_ERR_USAGE, "cannot write %s: CCITT Group 4 holds 1-bit images; write 1 bit per "
+                       "pixel or compress with deflate or lzw", path);
+    switch (promise) {
+    case PROMISE_PBM:
+        if (img->channels == 1 && bits == 1)
+            return DB_OK;
+        return db_fail(DB_ERR_USAGE, "cannot write %s: a .pbm file holds 1-bit images; "
+                       "write 1 bit per pixel or name the file .pgm/.ppm/.pnm", path);
+    case PROMISE_PGM:
+        if (img->channels == 1 && bits == 8)
+            return DB_OK;
+        return db_fail(DB_ERR_USAGE, "cannot write %s: a .pgm file holds 8-bit gray images; "
+                       "name the file .%s or .pnm", path, img->channels == 3 ? "ppm" : "pbm");
+    case PROMISE_PPM:
+        if (img->channels == 3)
+            return DB_OK;
+        return db_fail(DB_ERR_USAGE, "cannot write %s: a .ppm file holds RGB images and this "
+                       "one is gray; name the file .%s or .pnm", path, bits == 1 ? "pbm" : "pgm");
+    case PROMISE_NONE:
         break;
     }
+    return DB_OK;
+}
+
+struct db_doc_writer {
+    db_atomic_file af;   /* its path names the file in messages */
+    db_file_format format;
+    pnm_promise promise;
+    db_compression compression;
+    int pages;
+    bool failed;
+    db_tiff_writer *tiff;
+};
+
+/* The format and promise for `path`, and the checks that need no image. */
+static db_status resolve_format(const char *path, db_file_format *format, db_compression compression,
+                                pnm_promise *promise)
+{
+    *promise = PROMISE_NONE;
+    if (!path || !*path)
+        return db_fail(DB_ERR_USAGE, "cannot write: no path given");
+    if (path[strlen(path) - 1] == '/')
+        return db_fail(DB_ERR_USAGE, "cannot write %s: the path names a directory; add a file name", path);
+    switch (*format) {
+    case DB_FILE_AUTO:
+        if (format_from_name(path, format, promise) != DB_OK)
+            return db_error_status();
+        break;
     case DB_FILE_PNG:
     case DB_FILE_PNM:
+    case DB_FILE_TIFF:
         break;
     default:
-        return db_fail(DB_ERR_USAGE, "cannot write %s: unknown file format %d", path,
-                       (int)format);
+        return db_fail(DB_ERR_USAGE, "cannot write %s: unknown file format %d", path, (int)*format);
     }
-    return write_atomically(img, path, format, bits);
+    return check_compression(path, *format, compression);
+}
+
+db_status db_doc_writer_open(const char *path, db_file_format format, db_compression compression,
+                             db_doc_writer **out)
+{
+    *out = NULL;
+    pnm_promise promise;
+    if (resolve_format(path, &format, compression, &promise) != DB_OK)
+        return db_error_status();
+    db_doc_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return db_fail(DB_ERR_NOMEM, "cannot write %s: out of memory", path);
+    w->format = format;
+    w->promise = promise;
+    w->compression = compression;
+    db_status status = db_atomic_open(&w->af, path);
+    if (status == DB_OK && format == DB_FILE_TIFF) {
+        status = db_tiff_writer_open(fileno(w->af.f), path, &w->tiff);
+        if (status != DB_OK)
+            db_atomic_abort(&w->af);
+    }
+    if (status != DB_OK) {
+        free(w);
+        return status;
+    }
+    *out = w;
+    return DB_OK;
+}
+
+db_status db_doc_writer_add(db_doc_writer *w, const db_image *img, int bits)
+{
+    const char *path = w->af.path;
+    db_status status;
+    if (w->failed)
+        status = db_fail(DB_ERR_USAGE, "cannot write %s: an earlier page failed; abort the file", path);
+    else if (check_page_to_write(img, path, bits, w->promise, w->compression) != DB_OK)
+        status = db_error_status();
+    else if (w->format == DB_FILE_TIFF)
+        status = db_tiff_writer_add(w->tiff, img, bits, w->compression);
+    else if (w->pages > 0)
+        status = db_fail(DB_ERR_USAGE, "cannot write %s: a %s file holds one page; name the output .tif to "
+                         "write several", path, format_name(w->format));
+    else if (w->format == DB_FILE_PNG)
+        status = db_png_write(img, w->af.f, bits, path);
+    else
+        status = db_pnm_write(img, w->af.f, bits, path);
+    if (status != DB_OK) {
+        w->failed = true;
+        return status;
+    }
+    w->pages++;
+    return DB_OK;
+}
+
+void db_doc_writer_abort(db_doc_writer *w)
+{
+    if (!w)
+        return;
+    if (w->tiff)
+        db_tiff_writer_close(w->tiff, false);
+    db_atomic_abort(&w->af);
+    free(w);
+}
+
+db_status db_doc_writer_commit(db_doc_writer *w)
+{
+    db_status status = DB_OK;
+    if (w->failed)
+        status = db_fail(DB_ERR_USAGE, "cannot write %s: a page failed, so the file was not written",
+                         w->af.path);
+    else if (w->pages == 0)
+        status = db_fail(DB_ERR_USAGE, "cannot write %s: no page was added", w->af.path);
+    if (status == DB_OK && w->tiff) {
+        status = db_tiff_writer_close(w->tiff, true);
+        w->tiff = NULL;
+    }
+    if (status != DB_OK) {
+        db_doc_writer_abort(w);
+        return status;
+    }
+    status = db_atomic_commit(&w->af);
+    free(w);
+    return status;
+}
+
+db_status db_image_write(const db_image *img, const char *path, db_file_format format,
+                         int bits)
+{
+    pnm_promise promise;
+    if (resolve_format(path, &format, DB_COMPRESSION_DEFAULT, &promise) != DB_OK
+        || check_page_to_write(img, path, bits, promise, DB_COMPRESSION_DEFAULT) != DB_OK)
+        return db_error_status();
+    db_doc_writer *w;
+    db_status status = db_doc_writer_open(path, format, DB_COMPRESSION_DEFAULT, &w);
+    if (status != DB_OK)
+        return status;
+    w->promise = promise;
+    status = db_doc_writer_add(w, img, bits);
+    if (status != DB_OK) {
+        db_doc_writer_abort(w);
+        return status;
+    }
+    return db_doc_writer_commit(w);
 }

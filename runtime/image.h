@@ -1,12 +1,14 @@
 /*
-** image.h — 8-bit gray and RGB images, and their PNG/PNM files.
+** image.h — 8-bit gray and RGB images, and their files.
 **
 ** Ink is black (0) and background white (255), as in DIBCO ground truth.
-** Readers accept every PNG colour type and bit depth (16-bit scaled to 8,
-** palette expanded, alpha composited over white) and PNM P1–P6 (maxval up to
-** 65535, scaled). Gray images stay gray; colour images are RGB. Writers produce
-** PNG (1-bit or 8-bit gray, or 8-bit RGB) and PNM, always atomically: a partial
-** file is never left under the final name.
+** Readers recognise a file by its contents, not its name, and accept PNG, PNM,
+** TIFF (every page of a multi-page file), JPEG and JPEG 2000: samples of more
+** than 8 bits are scaled to 8, fewer expanded, palettes expanded, min-is-white
+** inverted and alpha composited over white. Gray images stay gray; colour
+** images are RGB. Writers produce PNG, PNM and TIFF (1-bit or 8-bit gray, or
+** 8-bit RGB), always atomically: a partial file is never left under the final
+** name. docs/formats.md lists what each format carries and its limits.
 */
 #ifndef DB_IMAGE_H
 #define DB_IMAGE_H
@@ -22,6 +24,11 @@ typedef struct db_image {
     int channels;   /* 1 = gray, 3 = RGB */
     size_t stride;  /* bytes from one row to the next, >= width*channels */
     uint8_t *data;
+    /* Pixels per inch across and down, as the file declared them; 0 when it
+    ** did not (or gave only an aspect ratio). Writers whose format can carry a
+    ** resolution (PNG, TIFF) write it; db_run's output keeps its input's. */
+    double dpi_x;
+    double dpi_y;
 } db_image;
 
 /* How colour becomes gray. Both are exact integer formulas. */
@@ -32,10 +39,27 @@ typedef enum db_gray_rule {
 
 /* How a file is written. */
 typedef enum db_file_format {
-    DB_FILE_AUTO = 0, /* from the file name's extension: .png, .pbm, .pgm, .ppm, .pnm */
+    DB_FILE_AUTO = 0, /* from the file name's extension: .png, .pbm, .pgm, .ppm, .pnm, .tif, .tiff */
     DB_FILE_PNG,
-    DB_FILE_PNM
+    DB_FILE_PNM,
+    DB_FILE_TIFF
 } db_file_format;
+
+/* How a writer compresses pixels. Each format takes only some. */
+typedef enum db_compression {
+    DB_COMPRESSION_DEFAULT = 0, /* TIFF: CCITT Group 4 for 1-bit, Deflate for 8-bit; PNG: Deflate; PNM: none */
+    DB_COMPRESSION_NONE,        /* TIFF, PNM */
+    DB_COMPRESSION_G4,          /* TIFF, 1-bit only: CCITT T.6, the archival form of bitonal pages */
+    DB_COMPRESSION_DEFLATE,     /* TIFF, PNG */
+    DB_COMPRESSION_LZW          /* TIFF */
+} db_compression;
+
+/* The compression named `name` ("default", "none", "g4", "deflate", "lzw");
+** DB_ERR_USAGE listing the names when there is none. */
+db_status db_compression_parse(const char *name, db_compression *compression);
+
+/* The name db_compression_parse takes for `compression`. */
+const char *db_compression_name(db_compression compression);
 
 /* Largest image accepted: both dimensions and the total byte count are
 ** checked before anything is allocated, so a hostile header cannot exhaust
@@ -56,28 +80,64 @@ db_image *db_image_new(int width, int height, int channels);
 /* Frees an image and its pixels; NULL is allowed. */
 void db_image_free(db_image *img);
 
-/* Reads a PNG or PNM file, recognised by its contents (not its name).
-** Returns NULL and an error message naming `path` on any failure. */
+/* Reads an image file, recognised by its contents (not its name); of a
+** multi-page TIFF, the first page (db_doc_* reads them all). Returns NULL and
+** an error message naming `path` on any failure. */
 db_image *db_image_read(const char *path);
 
-/* The sides and channel count (1 or 3) of the image that the PNG or PNM file
-** `path` holds, from its header alone (the first DB_IMAGE_PEEK_BYTES bytes),
-** as db_image_read would decode it: what a batch reserves memory for before it
-** decodes a page. Errors name `path`; an image db_image_check_size refuses is
-** an error here too, and so is a path that is not a regular file (a pipe's
-** bytes, once read, would be missing from the decode). */
+/* The sides and channel count (1 or 3) of the image that file `path` holds, as
+** db_image_read would decode it, from its header alone: what a batch reserves
+** memory for before it decodes a page. PNG and PNM headers must lie in the
+** first DB_IMAGE_PEEK_BYTES bytes; TIFF, JPEG and JPEG 2000 headers are read as
+** far as they go (a TIFF's first page; db_doc_peek_page gives the others).
+** Errors name `path`; an image db_image_check_size refuses is an error here
+** too, and so is a path that is not a regular file (a pipe's bytes, once read,
+** would be missing from the decode). */
 db_status db_image_peek(const char *path, int *width, int *height, int *channels);
 
-/* How much of a file db_image_peek reads: PNG's header is 33 bytes; a PNM
-** header with long comments may not fit, and then the peek fails. */
+/* How much of a file db_image_peek reads of a PNG or PNM: PNG's header is 33
+** bytes; a PNM header with long comments may not fit, and then the peek fails. */
 enum { DB_IMAGE_PEEK_BYTES = 4096 };
 
-/* Reads an image from memory; `name` is used in error messages. */
+/* Reads an image from memory (the first page of a multi-page TIFF); `name`
+** is used in error messages. */
 db_image *db_image_read_memory(const uint8_t *bytes, size_t size, const char *name);
 
+/* A document: the pages of an image file, decoded one at a time, so that a
+** file of hundreds of pages is read in the memory of one. A TIFF has a page for
+** each image of its main IFD chain, less reduced-resolution copies (thumbnails)
+** and transparency masks; every other file has one page. Pages are numbered
+** from 0 here and from 1 in messages ("scan.tif: page 3 of 5: ..."). A
+** document is used by one thread at a time. */
+typedef struct db_doc db_doc;
+
+/* Opens file `path` and counts its pages; for a TIFF this reads every IFD but
+** no pixels. A path that is not a regular file (a pipe) is read whole into
+** memory. Errors name `path` and, for a damaged IFD chain, the page. */
+db_status db_doc_open(const char *path, db_doc **doc);
+
+/* As db_doc_open, for a file held in memory; `bytes` must stay valid until
+** db_doc_close. `name` is used in error messages. */
+db_status db_doc_open_memory(const uint8_t *bytes, size_t size, const char *name, db_doc **doc);
+
+/* The number of pages, at least 1. */
+int db_doc_pages(const db_doc *doc);
+
+/* The sides and channel count (1 or 3) of page `page`, from its header alone,
+** as db_doc_read_page would decode it; an image db_image_check_size refuses
+** is an error here too. */
+db_status db_doc_peek_page(db_doc *doc, int page, int *width, int *height, int *channels);
+
+/* Decodes page `page`. NULL and an error naming the file and the page on failure. */
+db_image *db_doc_read_page(db_doc *doc, int page);
+
+/* Closes the file and frees the document; NULL is allowed. */
+void db_doc_close(db_doc *doc);
+
 /* The file name extensions, with their dot, that name the formats docbin reads
-** and writes (DB_FILE_AUTO's): .png, .pbm, .pgm, .ppm, .pnm. */
-enum { DB_IMAGE_N_EXTS = 5 };
+** (.png, .pbm, .pgm, .ppm, .pnm, .tif, .tiff, .jpg, .jpeg, .jp2, .j2k); it
+** writes those of DB_FILE_AUTO. */
+enum { DB_IMAGE_N_EXTS = 11 };
 extern const char *const db_image_exts[DB_IMAGE_N_EXTS];
 
 /* The extension of file name `name` (its last dot after its last slash, with
@@ -97,10 +157,37 @@ db_status db_image_list_dir(const char *dir, const char *const *exts, int n_exts
 void db_image_list_free(char **names, size_t count);
 
 /* Writes `img` to `path` atomically (temporary file in the same directory,
-** then rename). For gray images `bits` chooses 1 (black iff value < 128;
-** PNG 1-bit gray or PBM P4) or 8 (PNG 8-bit gray or PGM P5); RGB images are
-** always 8-bit (PNG RGB or PPM P6) and `bits` must be 8. */
+** then rename), compressed as the format's default (db_compression). For gray
+** images `bits` chooses 1 (black iff value < 128; PNG 1-bit gray, PBM P4 or
+** TIFF 1-bit min-is-white) or 8 (PNG 8-bit gray, PGM P5 or TIFF min-is-black);
+** RGB images are always 8-bit (PNG RGB, PPM P6 or TIFF RGB) and `bits` must be
+** 8. The resolution goes into PNG and TIFF files. Other compressions and more
+** than one page: db_doc_writer_*. */
 db_status db_image_write(const db_image *img, const char *path, db_file_format format,
                          int bits);
+
+/* A file being written a page at a time: only the page being added is held,
+** and the file appears under its name, whole, on commit. TIFF takes any number
+** of pages; PNG and PNM take one. */
+typedef struct db_doc_writer db_doc_writer;
+
+/* Starts writing `path` (temporary file beside it) in `format` (DB_FILE_AUTO:
+** from the extension) with `compression`; DB_ERR_USAGE when the format does
+** not take that compression. */
+db_status db_doc_writer_open(const char *path, db_file_format format, db_compression compression,
+                             db_doc_writer **writer);
+
+/* Appends `img` as the next page, `bits` as for db_image_write (pages may
+** differ in size, channels and bits). After a failure the file can only be
+** abandoned: db_doc_writer_abort, or a commit, which refuses. */
+db_status db_doc_writer_add(db_doc_writer *writer, const db_image *img, int bits);
+
+/* Finishes the file and renames it into place; on failure (or when no page
+** was added, or an add failed) nothing is left under the name. Frees `writer`
+** either way. */
+db_status db_doc_writer_commit(db_doc_writer *writer);
+
+/* Removes the temporary file and frees `writer`; NULL is allowed. */
+void db_doc_writer_abort(db_doc_writer *writer);
 
 #endif

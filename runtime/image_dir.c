@@ -14,7 +14,9 @@
 #include "runtime/image.h"
 #include "runtime/util.h"
 
-const char *const db_image_exts[DB_IMAGE_N_EXTS] = {".png", ".pbm", ".pgm", ".ppm", ".pnm"};
+/* test_image_io checks that every one of the DB_IMAGE_N_EXTS entries is set. */
+const char *const db_image_exts[DB_IMAGE_N_EXTS] = {".png", ".pbm", ".pgm", ".ppm", ".pnm", ".tif", ".tiff",
+                                                     ".jpg", ".jpeg", ".jp2", ".j2k"};
 
 const char *db_image_file_ext(const char *name, const char *const *exts, int n_exts)
 {

@@ -7,6 +7,7 @@
 ** Warnings are dropped for the same reason (the result is still correct).
 */
 #include <errno.h>
+#include <math.h>
 #include <png.h>
 #include <setjmp.h>
 #include <stdbool.h>
@@ -61,13 +62,56 @@ static void flush_bytes(png_structp png)
     (void)png;
 }
 
-/* Alpha compositing over a white background, exact in integers:
-** out = (c*a + 255*(255-a) + 127) / 255, i.e. c*a/255 + 255*(1 - a/255)
-** rounded to nearest. a = 255 gives c exactly, a = 0 gives 255. */
-static uint8_t over_white(unsigned c, unsigned a)
+static uint32_t be32(const uint8_t *p)
 {
-    return (uint8_t)((c * a + 255u * (255u - a) + 127u) / 255u);
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
+
+/* Walks the chunks before libpng sees them: every declared length must fit in
+** the bytes that are there. libpng allocates (and clears) a chunk's declared
+** length before it reads the data, so a 44-byte file declaring a 2 GB text
+** chunk would otherwise cost 2 GB. The walk stops at IEND; what follows is
+** ignored, as libpng does. */
+static db_status check_chunks(const uint8_t *bytes, size_t size, const char *name)
+{
+    size_t pos = 8;
+    while (pos < size) {
+        if (size - pos < 8)
+            return db_fail(DB_ERR_FORMAT, "%s: corrupt or truncated PNG (the file ends inside a chunk header at "
+                           "byte %zu); re-export the file", name, pos);
+        uint32_t length = be32(bytes + pos);
+        char type[5];
+        for (int i = 0; i < 4; i++) {
+            uint8_t c = bytes[pos + 4 + (size_t)i];
+            type[i] = (char)((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ? c : '?');
+        }
+        type[4] = '\0';
+        if (length > PNG_UINT_31_MAX)
+            return db_fail(DB_ERR_FORMAT, "%s: corrupt or truncated PNG (chunk %s at byte %zu declares %lu bytes, more "
+                           "than PNG allows); re-export the file", name, type, pos, (unsigned long)length);
+        if ((uint64_t)length + 12 > size - pos)
+            return db_fail(DB_ERR_FORMAT, "%s: corrupt or truncated PNG (chunk %s at byte %zu declares %lu bytes; the "
+                           "file ends %zu bytes later); re-export the file", name, type, pos,
+                           (unsigned long)length, size - pos - 8);
+        pos += (size_t)length + 12;
+        if (memcmp(type, "IEND", 4) == 0)
+            break;
+    }
+    return DB_OK;
+}
+
+/* The chunks docbin does not use: libpng skips them unread rather than
+** allocating and decompressing them (text, ICC profiles, EXIF...). */
+static const png_byte ignored_chunks[] = {
+    'b', 'K', 'G', 'D', '\0', 'c', 'H', 'R', 'M', '\0', 'e', 'X', 'I', 'f', '\0', 'g', 'A', 'M', 'A', '\0',
+    'h', 'I', 'S', 'T', '\0', 'i', 'C', 'C', 'P', '\0', 'i', 'T', 'X', 't', '\0', 'o', 'F', 'F', 's', '\0',
+    'p', 'C', 'A', 'L', '\0', 's', 'B', 'I', 'T', '\0', 's', 'C', 'A', 'L', '\0', 's', 'P', 'L', 'T', '\0',
+    's', 'R', 'G', 'B', '\0', 't', 'E', 'X', 't', '\0', 't', 'I', 'M', 'E', '\0', 'z', 'T', 'X', 't', '\0',
+};
+
+/* Chunks docbin reads are small (a palette is 768 bytes); this bounds what
+** libpng may allocate for any one of them. */
+enum { CHUNK_MALLOC_MAX = 1 << 20 };
 
 /* The sides that IHDR declares: IHDR is always the first chunk, width at byte
 ** 16 and height at 20, big-endian. False when the bytes hold no IHDR there. */
@@ -118,6 +162,10 @@ static db_image *decode(struct png_stream *stream, const char *name)
     }
     png_set_read_fn(png, stream, read_bytes);
     png_set_user_limits(png, DB_IMAGE_MAX_SIDE, DB_IMAGE_MAX_SIDE);
+    png_set_chunk_malloc_max(png, CHUNK_MALLOC_MAX);
+    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, NULL, 0);
+    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, ignored_chunks,
+                                (int)(sizeof ignored_chunks / 5));
     png_read_info(png, info);
 
     png_uint_32 width = png_get_image_width(png, info);
@@ -166,6 +214,13 @@ static db_image *decode(struct png_stream *stream, const char *name)
                 (unsigned long)width, (unsigned long)height);
         goto fail;
     }
+    png_uint_32 ppm_x, ppm_y;
+    int unit;
+    if (png_get_pHYs(png, info, &ppm_x, &ppm_y, &unit) && unit == PNG_RESOLUTION_METER && ppm_x > 0
+        && ppm_y > 0) {
+        img->dpi_x = db_dpi_from_whole_units(ppm_x, 1 / 0.0254);
+        img->dpi_y = db_dpi_from_whole_units(ppm_y, 1 / 0.0254);
+    }
     if (!has_alpha) {
         for (int pass = 0; pass < passes; pass++)
             for (png_uint_32 y = 0; y < height; y++)
@@ -194,7 +249,7 @@ static db_image *decode(struct png_stream *stream, const char *name)
                     const uint8_t *pixel = in + (size_t)x * (size_t)row_channels;
                     unsigned alpha = pixel[channels];
                     for (int c = 0; c < channels; c++)
-                        out[(size_t)x * (size_t)channels + c] = over_white(pixel[c], alpha);
+                        out[(size_t)x * (size_t)channels + c] = db_over_white(pixel[c], alpha);
                 }
             }
         }
@@ -233,7 +288,7 @@ db_status db_png_peek(const uint8_t *bytes, size_t size, const char *name, int *
 
 db_image *db_png_read(const uint8_t *bytes, size_t size, const char *name)
 {
-    if (check_declared_sides(bytes, size, name) != DB_OK)
+    if (check_declared_sides(bytes, size, name) != DB_OK || check_chunks(bytes, size, name) != DB_OK)
         return NULL;
     struct png_stream stream = { .bytes = bytes, .size = size };
     return decode(&stream, name);
@@ -265,6 +320,12 @@ static db_status encode(const db_image *img, struct png_stream *stream, int bits
     int color_type = img->channels == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_GRAY;
     png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, bits, color_type,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    /* pHYs counts dots per metre; both sides must be known to say anything. */
+    if (img->dpi_x > 0 && img->dpi_y > 0) {
+        double ppm_x = floor(img->dpi_x / 0.0254 + 0.5), ppm_y = floor(img->dpi_y / 0.0254 + 0.5);
+        if (ppm_x >= 1 && ppm_y >= 1 && ppm_x <= PNG_UINT_31_MAX && ppm_y <= PNG_UINT_31_MAX)
+            png_set_pHYs(png, info, (png_uint_32)ppm_x, (png_uint_32)ppm_y, PNG_RESOLUTION_METER);
+    }
     png_write_info(png, info);
     if (bits == 1) {
         size_t packed_bytes = ((size_t)img->width + 7) / 8;

@@ -82,12 +82,6 @@ static db_status read_number(struct pnm_parser *p, const char *what, unsigned lo
     return DB_OK;
 }
 
-/* v*255/maxval rounded to nearest (halves up), exact for every maxval. */
-static uint8_t scale(unsigned v, unsigned maxval)
-{
-    return (uint8_t)((v * 255u + maxval / 2) / maxval);
-}
-
 static db_status sample_too_large(const struct pnm_parser *p, unsigned v, unsigned maxval)
 {
     return db_fail(DB_ERR_FORMAT, "%s: bad PNM: sample %u is larger than the maxval %u; "
@@ -126,7 +120,7 @@ static db_status read_plain_samples(struct pnm_parser *p, db_image *img, unsigne
                 return status;
             if (v > maxval)
                 return sample_too_large(p, (unsigned)v, maxval);
-            row[i] = scale((unsigned)v, maxval);
+            row[i] = db_scale_to_8((unsigned)v, maxval);
         }
     }
     return DB_OK;
@@ -166,7 +160,7 @@ static db_status read_raw_samples(struct pnm_parser *p, db_image *img, unsigned 
             }
             if (v > maxval)
                 return sample_too_large(p, v, maxval);
-            row[i] = scale(v, maxval);
+            row[i] = db_scale_to_8(v, maxval);
         }
     }
     return DB_OK;

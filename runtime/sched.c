@@ -510,6 +510,8 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
         }
         db_copy_rows(img->data, img->stride, items[algo->output].host->ptr, (size_t)in->width, (size_t)in->width,
                      (size_t)in->height);
+        img->dpi_x = in->dpi_x; /* the page keeps its scale */
+        img->dpi_y = in->dpi_y;
         *out = img;
     }
     if (report)

@@ -27,6 +27,8 @@ static void peek_agrees(const db_image *img, const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    if (size < 2 || (data[0] != 0x89 && data[0] != 'P'))
+        return 0;
     db_image *img = db_image_read_memory(data, size, "fuzz");
     peek_agrees(img, data, size);
     peek_agrees(img, data, size / 2);

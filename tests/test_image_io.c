@@ -10,6 +10,7 @@
 #define _XOPEN_SOURCE 700
 #endif
 #include <dirent.h>
+#include <math.h>
 #include <png.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -656,7 +657,7 @@ static void test_round_trips(void)
     }
 
     /* Rows farther apart than width*channels: the padding must not be written. */
-    db_image padded = { 19, 11, 3, 19 * 3 + 5, NULL };
+    db_image padded = { .width = 19, .height = 11, .channels = 3, .stride = 19 * 3 + 5 };
     padded.data = malloc(padded.stride * 11);
     if (CHECK(padded.data != NULL)) {
         memset(padded.data, 0xee, padded.stride * 11);
@@ -1106,6 +1107,162 @@ static void test_bad_png(void)
     CHECK(fails_with(header, size, DB_ERR_FORMAT));
 }
 
+/* `png` with a chunk of `type` and `data` inserted right after IHDR; the
+** caller frees the result. */
+static uint8_t *with_chunk(const uint8_t *png, size_t size, const char *type, const void *data, uint32_t length,
+                           size_t *out_size)
+{
+    size_t at = 8 + 25;
+    uint8_t *out = malloc(size + 12 + length);
+    if (!out)
+        return NULL;
+    memcpy(out, png, at);
+    put_be32(out + at, length);
+    memcpy(out + at + 4, type, 4);
+    if (length)
+        memcpy(out + at + 8, data, length);
+    fix_crc(out, at);
+    memcpy(out + at + 12 + length, png + at, size - at);
+    *out_size = size + 12 + length;
+    return out;
+}
+
+/* The peak resident set in kB, after resetting it where Linux allows (then
+** it measures from now); -1 where it cannot be reset. */
+static long peak_kb(int reset)
+{
+    if (reset) {
+        FILE *f = fopen("/proc/self/clear_refs", "w");
+        if (!f || fputs("5", f) < 0) {
+            if (f)
+                fclose(f);
+            return -1;
+        }
+        if (fclose(f) != 0)
+            return -1;
+    }
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+/* Chunks: lengths checked against the bytes present before libpng sees
+** them, chunks docbin does not use skipped unread, and pHYs read and written. */
+static void test_png_chunks(void)
+{
+    /* 44 bytes declaring a 2 GB text chunk: refused, without the 2 GB. */
+    static const uint8_t text_bomb[] = {
+        0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44,
+        0x52, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x08, 0x08, 0x00, 0x00, 0x00, 0x00, 0xe1,
+        0x64, 0xe1, 0x57, 0x7f, 0xff, 0xff, 0xff, 0x74, 0x45, 0x58, 0x74, 0x61, 0x62, 0x63,
+    };
+    long before = peak_kb(1);
+    CHECK(fails_with(text_bomb, sizeof text_bomb, DB_ERR_FORMAT) && strstr(db_error_message(), "tEXt"));
+    long after = peak_kb(0);
+    if (before > 0 && after > 0)
+        CHECK(after - before < 16 * 1024);
+
+    uint8_t gray[8 * 6];
+    for (size_t i = 0; i < sizeof gray; i++)
+        gray[i] = (uint8_t)(i * 5);
+    struct png_spec spec = { .width = 8, .height = 6, .color_type = PNG_COLOR_TYPE_GRAY, .bit_depth = 8,
+                             .rows = gray };
+    size_t size = 0, big_size = 0;
+    uint8_t *plain = build_png(&spec, &size);
+    if (!CHECK(plain != NULL))
+        return;
+    /* A chunk longer than PNG allows, and one longer than the file. */
+    uint8_t *bad = with_chunk(plain, size, "tEXt", "k\0v", 3, &big_size);
+    if (CHECK(bad != NULL)) {
+        put_be32(bad + 33, 0x80000000u);
+        CHECK(fails_with(bad, big_size, DB_ERR_FORMAT) && strstr(db_error_message(), "more than PNG allows"));
+        put_be32(bad + 33, 4000);
+        CHECK(fails_with(bad, big_size, DB_ERR_FORMAT) && strstr(db_error_message(), "declares 4000 bytes"));
+    }
+    free(bad);
+    /* Large text and corrupt compressed text, profile and palette
+    ** suggestions: present in full, skipped unread, the image unchanged. */
+    enum { TEXT = 4 << 20 };
+    uint8_t *text = malloc(TEXT);
+    uint8_t *a = NULL, *b = NULL, *c = NULL;
+    size_t a_size = 0, b_size = 0, c_size = 0;
+    if (CHECK(text != NULL)) {
+        memset(text, 'x', TEXT);
+        memcpy(text, "Comment\0", 8);
+        a = with_chunk(plain, size, "tEXt", text, TEXT, &a_size);
+        memcpy(text, "Comment\0\0\x78\x01garbage", 19);
+        b = a ? with_chunk(a, a_size, "zTXt", text, 19, &b_size) : NULL;
+        memcpy(text, "icc\0\0\x78\x01not a profile", 20);
+        c = b ? with_chunk(b, b_size, "iCCP", text, 20, &c_size) : NULL;
+    }
+    if (CHECK(c != NULL)) {
+        before = peak_kb(1);
+        db_image *img = db_image_read_memory(c, c_size, "text.png");
+        after = peak_kb(0);
+        CHECK(pixels_are(img, 8, 6, 1, gray));
+        if (before > 0 && after > 0)
+            CHECK(after - before < 2 * 1024);
+        db_image_free(img);
+    }
+    free(a);
+    free(b);
+    free(c);
+    free(text);
+
+    /* pHYs: dots per metre to dpi, a whole dpi where it stores as the file says. */
+    static const struct {
+        uint32_t x, y;
+        uint8_t unit;
+        double dpi_x, dpi_y;
+    } phys[] = {
+        { 11811, 11811, 1, 300, 300 }, /* 300 dpi as every writer stores it */
+        { 3780, 7874, 1, 96, 200 },
+        { 1000, 1000, 1, 25.4, 25.4 }, /* 25 dpi would store as 984 */
+        { 2, 1, 0, 0, 0 },             /* an aspect ratio only */
+    };
+    for (size_t i = 0; i < sizeof phys / sizeof phys[0]; i++) {
+        uint8_t data[9];
+        put_be32(data, phys[i].x);
+        put_be32(data + 4, phys[i].y);
+        data[8] = phys[i].unit;
+        uint8_t *with = with_chunk(plain, size, "pHYs", data, 9, &big_size);
+        db_image *img = with ? db_image_read_memory(with, big_size, "phys.png") : NULL;
+        CHECK(img && fabs(img->dpi_x - phys[i].dpi_x) < 1e-9 && fabs(img->dpi_y - phys[i].dpi_y) < 1e-9);
+        db_image_free(img);
+        free(with);
+    }
+    free(plain);
+
+    /* Writing: pHYs in dots per metre, rounded; none when the dpi is unknown. */
+    char path[512];
+    db_image *img = make_gray(5, 4);
+    static const struct {
+        double dpi_x, dpi_y;
+        uint32_t x, y;
+    } writes[] = { { 300, 300, 11811, 11811 }, { 72.5, 600, 2854, 23622 }, { 0, 0, 0, 0 } };
+    for (size_t i = 0; img && i < sizeof writes / sizeof writes[0]; i++) {
+        img->dpi_x = writes[i].dpi_x;
+        img->dpi_y = writes[i].dpi_y;
+        uint8_t *bytes = NULL;
+        if (CHECK(db_image_write(img, path_of(path, sizeof path, "dpi.png"), DB_FILE_AUTO, 8) == DB_OK))
+            bytes = read_file(path, &size);
+        size_t at = bytes ? find_chunk(bytes, size, "pHYs") : 0;
+        if (writes[i].x)
+            CHECK(at && get_be32(bytes + at + 8) == writes[i].x && get_be32(bytes + at + 12) == writes[i].y
+                  && bytes[at + 16] == 1);
+        else
+            CHECK(bytes && at == 0);
+        free(bytes);
+    }
+    db_image_free(img);
+}
+
 static void test_bad_files(void)
 {
     char path[512];
@@ -1225,11 +1382,15 @@ static void test_list_dir(void)
 {
     const char *const *all = db_image_exts;
     const int n_all = DB_IMAGE_N_EXTS;
+    for (int i = 0; i < n_all; i++)
+        CHECK(all[i] && all[i][0] == '.' && db_image_file_ext(all[i], all, n_all));
+    CHECK(db_image_file_ext("scan.TIFF", all, n_all) && db_image_file_ext("photo.jpeg", all, n_all)
+          && db_image_file_ext("a.j2k", all, n_all));
     CHECK(db_image_file_ext("page.PNG", all, n_all) && !strcmp(db_image_file_ext("page.PNG", all, n_all), ".PNG"));
     CHECK(db_image_file_ext("a.tar.pgm", all, n_all) && !strcmp(db_image_file_ext("a.tar.pgm", all, n_all), ".pgm"));
     CHECK(db_image_file_ext("scans/page.ppm", all, n_all) &&
           !strcmp(db_image_file_ext("scans/page.ppm", all, n_all), ".ppm"));
-    CHECK(!db_image_file_ext("page.jpg", all, n_all) && !db_image_file_ext("page", all, n_all) &&
+    CHECK(!db_image_file_ext("page.gif", all, n_all) && !db_image_file_ext("page", all, n_all) &&
           !db_image_file_ext("pages.png/x", all, n_all) && !db_image_file_ext("page.png.bak", all, n_all));
     const char *const gray[] = {".pgm", ".pbm"};
     CHECK(!db_image_file_ext("page.ppm", gray, 2) && db_image_file_ext("page.PBM", gray, 2));
@@ -1286,6 +1447,7 @@ int main(void)
     test_bad_pnm();
     test_png_reading();
     test_bad_png();
+    test_png_chunks();
     test_bad_files();
     test_bad_writes();
     test_peek();
