@@ -315,60 +315,6 @@ db_image *db_image_read_memory(const uint8_t *bytes, size_t size, const char *na
     return NULL;
 }
 
-/* Reads from `fd` into `buf` until `cap` bytes or the end of the file; *used
-** counts what is there. */
-static db_status read_upto(int fd, const char *path, uint8_t *buf, size_t cap, size_t *used)
-{
-    while (*used < cap) {
-        ssize_t n = read(fd, buf + *used, cap - *used);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int err = errno;
-            return db_fail(DB_ERR_IO, "cannot read %s: %s%s", path, strerror(err), io_hint(err, 0));
-        }
-        if (n == 0)
-            break;
-        *used += (size_t)n;
-    }
-    return DB_OK;
-}
-
-/* Reads all of `fd`. Works for pipes too, where the size is not known. */
-static db_status read_all(int fd, const char *path, size_t size_hint, uint8_t **out,
-                          size_t *out_size)
-{
-    /* One byte more than the size so that the read that finds the end of the
-    ** file needs no reallocation. */
-    size_t capacity = size_hint > 0 ? size_hint + 1 : 65536;
-    size_t used = 0;
-    uint8_t *buffer = malloc(capacity);
-    if (!buffer)
-        return db_fail(DB_ERR_NOMEM, "cannot read %s: %zu bytes do not fit in memory", path,
-                       capacity);
-    for (;;) {
-        db_status st = read_upto(fd, path, buffer, capacity, &used);
-        if (st != DB_OK) {
-            free(buffer);
-            return st;
-        }
-        if (used < capacity)
-            break; /* the end of the file */
-        size_t larger = capacity * 2;
-        uint8_t *grown = larger > capacity ? realloc(buffer, larger) : NULL;
-        if (!grown) {
-            free(buffer);
-            return db_fail(DB_ERR_NOMEM, "cannot read %s: more than %zu bytes do not fit "
-                           "in memory", path, capacity);
-        }
-        buffer = grown;
-        capacity = larger;
-    }
-    *out = buffer;
-    *out_size = used;
-    return DB_OK;
-}
-
 /* ---- Documents ---------------------------------------------------------------- */
 
 struct db_doc {
@@ -377,7 +323,6 @@ struct db_doc {
     int pages;
     db_source src;   /* its name is `name` */
     int fd;          /* owned; -1 when the bytes are in memory */
-    uint8_t *owned;  /* the bytes of a file read whole (a pipe), else NULL */
     db_tiff *tiff;
 };
 
@@ -388,7 +333,6 @@ static void doc_free(db_doc *doc)
     db_tiff_close(doc->tiff);
     if (doc->fd >= 0)
         close(doc->fd);
-    free(doc->owned);
     free(doc->name);
     free(doc);
 }
@@ -437,8 +381,8 @@ static db_status doc_start(db_doc *doc)
     }
 }
 
-/* A document on the open descriptor `fd` (taken over, closed on failure),
-** described by `st`. A file that is not regular is read whole. */
+/* A document on the open descriptor `fd` of a regular file (taken over,
+** closed on failure), described by `st`. */
 static db_status doc_from_fd(int fd, const struct stat *st, const char *path, db_doc **out)
 {
     *out = NULL;
@@ -448,18 +392,9 @@ static db_status doc_from_fd(int fd, const struct stat *st, const char *path, db
         return db_error_status();
     }
     doc->fd = fd;
-    db_status status = DB_OK;
-    if (S_ISREG(st->st_mode)) {
-        doc->src.fd = fd;
-        doc->src.size = (uint64_t)st->st_size;
-    } else {
-        size_t size = 0;
-        status = read_all(fd, path, 0, &doc->owned, &size);
-        doc->src.bytes = doc->owned;
-        doc->src.size = size;
-    }
-    if (status == DB_OK)
-        status = doc_start(doc);
+    doc->src.fd = fd;
+    doc->src.size = (uint64_t)st->st_size;
+    db_status status = doc_start(doc);
     if (status != DB_OK) {
         doc_free(doc);
         return status;
@@ -473,7 +408,8 @@ db_status db_doc_open(const char *path, db_doc **doc)
     *doc = NULL;
     if (!path)
         return db_fail(DB_ERR_USAGE, "db_doc_open: no path given");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO without a writer would wait forever. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         int err = errno;
         return db_fail(DB_ERR_IO, "cannot read %s: %s%s", path, strerror(err), io_hint(err, 0));
@@ -484,9 +420,13 @@ db_status db_doc_open(const char *path, db_doc **doc)
         close(fd);
         return db_fail(DB_ERR_IO, "cannot read %s: %s", path, strerror(err));
     }
-    if (S_ISDIR(st.st_mode)) {
+    /* Only regular files: a device such as /dev/zero never ends, and a pipe's
+    ** bytes cannot be read again; '-' reads a page from standard input. */
+    if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return db_fail(DB_ERR_IO, "cannot read %s: it is a directory, not an image file", path);
+        return db_fail(DB_ERR_IO, "cannot read %s: it is %s, not an image file; give a regular file%s", path,
+                       S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a pipe (FIFO)" : "a device",
+                       S_ISFIFO(st.st_mode) ? " (docbin-run reads one page from standard input with '-')" : "");
     }
     return doc_from_fd(fd, &st, path, doc);
 }

@@ -112,8 +112,10 @@ db_image *db_image_read_memory(const uint8_t *bytes, size_t size, const char *na
 typedef struct db_doc db_doc;
 
 /* Opens file `path` and counts its pages; for a TIFF this reads every IFD but
-** no pixels. A path that is not a regular file (a pipe) is read whole into
-** memory. Errors name `path` and, for a damaged IFD chain, the page. */
+** no pixels. Only a regular file is read: a pipe, a device or a directory is
+** refused at once, without waiting or reading (db_doc_open_memory takes a
+** page read from a pipe). Errors name `path` and, for a damaged IFD chain,
+** the page. */
 db_status db_doc_open(const char *path, db_doc **doc);
 
 /* As db_doc_open, for a file held in memory; `bytes` must stay valid until

@@ -586,14 +586,18 @@ static void test_multi_page(void)
     CHECK(first && first->width == 30 && first->data[0] == 11);
     db_image_free(first);
 
-    /* Through a pipe the file is read whole and still gives every page. */
+    /* A pipe is refused at once (its bytes could not be read twice); its bytes
+    ** read into memory give every page. */
     char command[1100];
     snprintf(command, sizeof command, "cat %s", path);
     FILE *pipe = popen(command, "r");
     if (CHECK(pipe != NULL)) {
         char fd_path[64];
         snprintf(fd_path, sizeof fd_path, "/dev/fd/%d", fileno(pipe));
-        CHECK(db_doc_open(fd_path, &doc) == DB_OK && db_doc_pages(doc) == 3);
+        CHECK(db_doc_open(fd_path, &doc) == DB_ERR_IO && strstr(db_error_message(), "pipe"));
+        static uint8_t bytes[1 << 16];
+        size_t n = fread(bytes, 1, sizeof bytes, pipe);
+        CHECK(db_doc_open_memory(bytes, n, "piped", &doc) == DB_OK && db_doc_pages(doc) == 3);
         db_image *img = doc ? db_doc_read_page(doc, 2) : NULL;
         CHECK(img && img->width == 50 && img->data[0] == 33);
         db_image_free(img);
