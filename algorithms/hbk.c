@@ -137,7 +137,8 @@ static const double block_choices[] = {8, 16, 32};
 
 static const db_param params[] = {
     [P_BLOCK] = {.name = "block", .kind = DB_PARAM_INT, .def = 16, .min = 8, .max = 32,
-                 .doc = "side of the square blocks of the local k-means", .choices = block_choices,
+                 .doc = "side of the square blocks of the local k-means (a length: 16, 1.5mm)", .length = true,
+                 .choices = block_choices,
                  .n_choices = DB_LEN(block_choices)},
     [P_LOCAL_MAX] = {.name = "local-max", .kind = DB_PARAM_INT, .def = 50, .min = 1, .max = 10000,
                      .doc = "cap on the k-means iterations inside a block"},

@@ -286,7 +286,7 @@ THRESHOLD_IMPL(wolf, WOLF)
 #define LOCAL_ALGO(id, title, window_def, k_def, k_doc, threshold_doc)                                    \
     static const db_param id##_params[] = {                                                                      \
         {.name = "window", .kind = DB_PARAM_ODD_INT, .def = window_def, .min = 3, .max = WINDOW_MAX,           \
-         .doc = "odd window side w (w x w, clipped at borders)"},                                                 \
+         .doc = "odd window side w (w x w, clipped at borders); a length: 75, 75px, 0.25in, 6mm", .length = true}, \
         {.name = "k", .kind = DB_PARAM_REAL, .def = k_def, .min = -10, .max = 10, .doc = k_doc,                   \
          .cost_free = true},                                                                                     \
     };                                                                                                           \

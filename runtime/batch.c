@@ -30,14 +30,32 @@
 #include "runtime/util.h"
 #include "planner/map.h"
 
-/* One image on its way through the batch. */
+struct doc_out;
+
+/* One page on its way through the batch. */
 typedef struct slot {
     struct slot *next;
     db_image *in, *out;
     size_t bytes;             /* what it holds while in the batch: its pixels and its result's */
     uint64_t t0;
+    struct doc_out *d;        /* the file its page goes into with others' (a multi-page input), or NULL */
+    char path[4200];          /* its output with --split-pages (NAME-0001.EXT) */
     db_batch_result r;
 } slot;
+
+/* The output of an input of several pages written as one file: pages run in
+** any order and are added in page order (a page that finishes early waits in
+** `pending`, holding its memory); the file is committed when the last is
+** added. A page that fails fails the file: nothing is left under its name,
+** and every page is reported when the file's fate is known. */
+typedef struct doc_out {
+    pthread_mutex_t lock;
+    db_doc_writer *w;         /* open from the first page added */
+    int pages, next, ended;   /* pages; the next to add; those whose fate is settled */
+    slot *pending;            /* run, waiting for an earlier page, by page */
+    int failed_page;          /* the first page that failed (0-based), or -1 */
+    db_batch_result *results; /* each page's, reported when the file's fate is known */
+} doc_out;
 
 /* Device lanes at most, with --gpu-device all. */
 #define MAX_LANES 64
@@ -119,12 +137,18 @@ static slot *pop(slot **head, slot **tail)
     return s;
 }
 
-/* An image of `bytes` bytes leaves the batch's memory (b->lock held). */
-static void leave(batch *b, size_t bytes)
+/* `n` pages holding `bytes` bytes leave the batch's memory (b->lock held). */
+static void leave_pages(batch *b, int n, size_t bytes)
 {
-    b->live--;
+    b->live -= n;
     b->held_bytes -= bytes;
     pthread_cond_broadcast(&b->codec_cv);
+}
+
+/* A page of `bytes` bytes leaves the batch's memory (b->lock held). */
+static void leave(batch *b, size_t bytes)
+{
+    leave_pages(b, 1, bytes);
 }
 
 /* Whether an input of `bytes` bytes may be decoded now (b->lock held): one image is always allowed. */
@@ -153,6 +177,10 @@ void db_batch_result_json(const db_batch_result *r, const char *algo, FILE *f)
         db_json_string(f, r->map);
     else
         fputs("null", f);
+    if (r->page)
+        fprintf(f, ",\"page\":%d,\"pages\":%d", r->page, r->pages);
+    if (r->dpi > 0)
+        fprintf(f, ",\"dpi\":%g", r->dpi);
     fprintf(f, ",\"status\":\"%s\",\"error\":", state_name(r->state));
     if (r->state == DB_BATCH_FAILED)
         db_json_string(f, r->message);
@@ -250,11 +278,9 @@ static void report(batch *b, db_batch_result *r)
     pthread_mutex_unlock(&b->report_lock);
 }
 
-/* Reports a finished image and frees its slot. */
-static void finish(batch *b, slot *s)
+/* Frees a page's images and its slot. */
+static void free_slot(slot *s)
 {
-    s->r.wall_ms = ms_since(s->t0);
-    report(b, &s->r);
     db_image_free(s->in);
     db_image_free(s->out);
     free(s);
@@ -263,9 +289,7 @@ static void finish(batch *b, slot *s)
 /* Frees an image that will not be reported (the batch stopped before its lanes ran). */
 static void drop(slot *s)
 {
-    db_image_free(s->in);
-    db_image_free(s->out);
-    free(s);
+    free_slot(s);
 }
 
 static void fail_slot(slot *s, db_status st)
@@ -278,6 +302,109 @@ static void fail_slot(slot *s, db_status st)
     s->in = s->out = NULL;
 }
 
+/* ---- Files of several pages ------------------------------------------------- */
+
+static doc_out *doc_out_new(int pages)
+{
+    doc_out *d = calloc(1, sizeof *d);
+    if (d && !(d->results = calloc((size_t)pages, sizeof *d->results))) {
+        free(d);
+        d = NULL;
+    }
+    if (!d) {
+        db_fail(DB_ERR_NOMEM, "out of memory for a file of %d pages", pages);
+        return NULL;
+    }
+    pthread_mutex_init(&d->lock, NULL);
+    d->pages = pages;
+    d->failed_page = -1;
+    return d;
+}
+
+/* Records that page `page` failed first (d->lock held): the file is abandoned. */
+static void doc_fail(doc_out *d, int page)
+{
+    d->failed_page = page;
+    db_doc_writer_abort(d->w);
+    d->w = NULL;
+}
+
+/* Settles page `page` (d->lock held): its result is kept for the report. The
+** last one settled decides the file: committed when no page failed. Returns
+** true when the file's fate is known and its pages are to be reported. */
+static bool doc_end_page(doc_out *d, const db_batch_result *r)
+{
+    int page = r->page - 1;
+    d->results[page] = *r;
+    if (r->state != DB_BATCH_OK && d->failed_page < 0)
+        doc_fail(d, page);
+    if (++d->ended < d->pages)
+        return false;
+    db_status st = d->failed_page < 0 && d->w ? db_doc_writer_commit(d->w) : DB_OK;
+    d->w = NULL;
+    if (st != DB_OK) {
+        d->failed_page = d->pages - 1;
+        d->results[d->failed_page].state = DB_BATCH_FAILED;
+        d->results[d->failed_page].status = st;
+        snprintf(d->results[d->failed_page].message, sizeof d->results[0].message, "%s", db_error_message());
+    }
+    /* The file was not written: every page says so, and why. */
+    for (int p = 0; d->failed_page >= 0 && p < d->pages; p++)
+        if (p != d->failed_page) {
+            db_batch_result *q = &d->results[p];
+            q->state = DB_BATCH_FAILED;
+            q->status = d->results[d->failed_page].status;
+            snprintf(q->message, sizeof q->message, "page %d of %d: the file %s was not written: page %d failed",
+                     p + 1, d->pages, q->output, d->failed_page + 1);
+        }
+    return true;
+}
+
+/* Reports a file's pages once its fate is known, and frees it. */
+static void doc_report(batch *b, doc_out *d)
+{
+    for (int p = 0; p < d->pages; p++)
+        report(b, &d->results[p]);
+    pthread_mutex_destroy(&d->lock);
+    free(d->results);
+    free(d);
+}
+
+/* Pages of a file after the one that failed are not read: settled at once. */
+static void doc_skip_pages(batch *b, doc_out *d, const db_batch_result *like, int from)
+{
+    pthread_mutex_lock(&d->lock);
+    bool known = false;
+    for (int p = from; p < d->pages; p++) {
+        db_batch_result r = *like;
+        r.page = p + 1;
+        r.state = DB_BATCH_FAILED;
+        known = doc_end_page(d, &r);
+    }
+    pthread_mutex_unlock(&d->lock);
+    if (known)
+        doc_report(b, d);
+}
+
+/* Reports a finished page and frees its slot; a page of a file of several
+** pages is reported with the file's others. */
+static void finish(batch *b, slot *s)
+{
+    s->r.wall_ms = ms_since(s->t0);
+    doc_out *d = s->d;
+    if (!d) {
+        report(b, &s->r);
+        free_slot(s);
+        return;
+    }
+    pthread_mutex_lock(&d->lock);
+    bool known = doc_end_page(d, &s->r);
+    pthread_mutex_unlock(&d->lock);
+    free_slot(s);
+    if (known)
+        doc_report(b, d);
+}
+
 /* ---- Codec threads ---------------------------------------------------------- */
 
 /* The codec-only stand-in for a run: gray (BT.601 or Qt from colour)
@@ -287,6 +414,8 @@ static db_image *host_binary(const db_image *in, db_gray_rule rule)
     db_image *g = db_image_new(in->width, in->height, 1);
     if (!g)
         return NULL;
+    g->dpi_x = in->dpi_x;
+    g->dpi_y = in->dpi_y;
     for (int y = 0; y < in->height; y++) {
         const uint8_t *p = in->data + (size_t)y * in->stride;
         uint8_t *q = g->data + (size_t)y * g->stride;
@@ -300,46 +429,96 @@ static db_image *host_binary(const db_image *in, db_gray_rule rule)
     return g;
 }
 
+/* Fails slot `p` of a file that another page failed (its result says so at the report). */
+static void not_written(slot *p)
+{
+    db_fail(DB_ERR_IO, "not written, as another page of the file failed");
+    fail_slot(p, DB_ERR_IO);
+}
+
+/* Adds a page to a file of several pages, in page order (d->lock held): a page
+** that comes early waits. Returns the slots now settled, in page order (none
+** when `s` waits): after a failure, every page, waiting or to come, is
+** settled at once as not written. */
+static slot *doc_add(batch *b, doc_out *d, slot *s)
+{
+    slot *settled = NULL, **tail = &settled;
+    s->next = NULL;
+    if (s->r.state != DB_BATCH_OK && d->failed_page < 0)
+        doc_fail(d, s->r.page - 1);
+    if (d->failed_page < 0 && s->r.page - 1 != d->next) {
+        slot **at = &d->pending; /* early: wait, by page */
+        while (*at && (*at)->r.page < s->r.page)
+            at = &(*at)->next;
+        s->next = *at;
+        *at = s;
+        return NULL;
+    }
+    if (d->failed_page < 0) {
+        s->next = d->pending;
+        d->pending = s;
+        /* Add every page now in order: s, then those that waited for it. */
+        while (d->pending && d->pending->r.page - 1 == d->next && d->failed_page < 0) {
+            slot *p = d->pending;
+            d->pending = p->next;
+            p->next = NULL;
+            uint64_t t = db_now_ns();
+            db_status st = d->w ? DB_OK : db_doc_writer_open(p->r.output, b->opt->format, b->opt->compression,
+                                                              &d->w);
+            if (st == DB_OK)
+                st = db_doc_writer_add(d->w, p->out, b->bits);
+            p->r.encode_ms = ms_since(t);
+            if (st != DB_OK) {
+                fail_slot(p, st);
+                doc_fail(d, p->r.page - 1);
+            }
+            d->next++;
+            *tail = p;
+            tail = &p->next;
+        }
+        if (d->failed_page < 0)
+            return settled;
+        s = NULL; /* settled above */
+    }
+    if (s) {
+        if (s->r.state == DB_BATCH_OK)
+            not_written(s);
+        *tail = s;
+        tail = &s->next;
+    }
+    for (slot *p = d->pending, *next; p; p = next) {
+        next = p->next;
+        p->next = NULL;
+        not_written(p);
+        *tail = p;
+        tail = &p->next;
+    }
+    d->pending = NULL;
+    return settled;
+}
+
 static void encode(batch *b, slot *s)
 {
+    const db_batch_options *opt = b->opt;
+    const char *path = s->path[0] ? s->path : s->r.output;
     uint64_t t = db_now_ns();
-    db_status st = db_image_write(s->out, s->r.output, DB_FILE_AUTO, b->bits);
+    db_doc_writer *w;
+    db_status st = db_doc_writer_open(path, opt->format, opt->compression, &w);
+    if (st == DB_OK && (st = db_doc_writer_add(w, s->out, b->bits)) != DB_OK)
+        db_doc_writer_abort(w);
+    else if (st == DB_OK)
+        st = db_doc_writer_commit(w);
     s->r.encode_ms = ms_since(t);
     if (st != DB_OK)
         fail_slot(s, st);
 }
 
-/* Reads input i; returns true when the image should go on to a lane. */
-/* Whether --skip-existing skips the input whose output is `output`: the output
-** is there (written atomically, so complete). */
+/* Whether --skip-existing skips the output `output`: it is there (written
+** atomically, so complete). */
 static bool skipped(const batch *b, const char *output)
 {
     struct stat sb;
     return b->opt->skip_existing && stat(output, &sb) == 0 && S_ISREG(sb.st_mode);
-}
-
-static bool decode(batch *b, slot *s)
-{
-    const db_batch_options *opt = b->opt;
-    if (skipped(b, s->r.output)) {
-        s->r.state = DB_BATCH_SKIPPED;
-        return false;
-    }
-    uint64_t t = db_now_ns();
-    s->in = db_image_read(s->r.input);
-    s->r.decode_ms = ms_since(t);
-    if (!s->in) {
-        fail_slot(s, db_error_status());
-        return false;
-    }
-    if (!opt->codec_only)
-        return true;
-    if (!(s->out = host_binary(s->in, opt->job ? opt->job->gray : DB_GRAY_BT601))) {
-        fail_slot(s, db_error_status());
-        return false;
-    }
-    encode(b, s);
-    return false;
 }
 
 static int original_index(const db_batch_list *list, int i)
@@ -347,88 +526,218 @@ static int original_index(const db_batch_list *list, int i)
     return list->shard_n ? list->shard_k - 1 + i * list->shard_n : i;
 }
 
-/* What input i will hold once decoded, from its header: its pixels and its
-** result's (one byte a pixel). 0 when it is skipped as existing; SIZE_MAX when
-** its header cannot tell (not a regular file, or no readable header in the
-** bytes peeked: the decode will tell, or report why). */
-static size_t declared_bytes(const batch *b, int i)
+/* An input being read by a codec thread, a page at a time. */
+typedef struct claim {
+    int input;                /* -1: none */
+    db_doc *doc;
+    doc_out *d;               /* its pages go into one file */
+    int page, pages;
+    size_t want;              /* the next page's bytes, from its header (SIZE_MAX: unknown) */
+    db_status st;             /* opening failed */
+    char message[2048];
+} claim;
+
+/* --split-pages' name of page `page` (0-based) of output `output`: NAME-0001.EXT. */
+static void split_name(const char *output, int page, char *path, size_t size)
 {
-    if (skipped(b, b->list->outputs[i]))
-        return 0;
+    const char *slash = strrchr(output, '/'), *dot = strrchr(output, '.');
+    int stem = dot && (!slash || dot > slash) ? (int)(dot - output) : (int)strlen(output);
+    snprintf(path, size, "%.*s-%04d%s", stem, output, page + 1, output + stem);
+}
+
+/* What the claimed input's next page will hold once decoded, from its header:
+** its pixels and its result's (one byte a pixel); SIZE_MAX when the header
+** cannot tell (the decode will say why). */
+static size_t page_bytes(claim *c)
+{
     int width, height, channels;
-    if (db_image_peek(b->list->inputs[i], &width, &height, &channels) != DB_OK) {
+    if (!c->doc || db_doc_peek_page(c->doc, c->page, &width, &height, &channels) != DB_OK) {
         db_error_clear();
         return SIZE_MAX;
     }
     return (size_t)width * (size_t)height * ((size_t)channels + 1);
 }
 
+/* Claims input i (b->lock not held): opens it and counts its pages. An input
+** whose output exists is skipped whole under --skip-existing (one file a page:
+** page by page, as each is decoded). */
+static void open_claim(batch *b, claim *c, int i)
+{
+    const db_batch_options *opt = b->opt;
+    *c = (claim){.input = i, .pages = 1};
+    if (!opt->split_pages && skipped(b, b->list->outputs[i]))
+        return;
+    if ((c->st = db_doc_open(b->list->inputs[i], &c->doc)) != DB_OK) {
+        snprintf(c->message, sizeof c->message, "%s", db_error_message());
+        return;
+    }
+    c->pages = db_doc_pages(c->doc);
+    if (c->pages > 1 && !opt->split_pages && opt->format != DB_FILE_TIFF) {
+        c->st = db_fail(DB_ERR_USAGE, "%s has %d pages and the output %s holds one; write TIFF (--format tif), or "
+                        "one file a page (--split-pages)", b->list->inputs[i], c->pages, b->list->outputs[i]);
+    } else if (c->pages > 1 && !opt->split_pages && !(c->d = doc_out_new(c->pages))) {
+        c->st = db_error_status();
+    }
+    if (c->st != DB_OK) {
+        snprintf(c->message, sizeof c->message, "%s", db_error_message());
+        db_doc_close(c->doc);
+        c->doc = NULL;
+    }
+    c->want = page_bytes(c);
+}
+
+/* Decodes the claimed input's next page into a slot; returns true when it goes on to a lane. */
+static bool decode(batch *b, claim *c, slot *s)
+{
+    const db_batch_options *opt = b->opt;
+    int i = c->input;
+    s->t0 = db_now_ns();
+    s->r = (db_batch_result){.start_ms = (double)(s->t0 - b->start_ns) / 1e6, .index = original_index(b->list, i),
+                             .input = b->list->inputs[i], .output = b->list->outputs[i], .lane = -1,
+                             .page = c->pages > 1 || opt->split_pages ? c->page + 1 : 0, .pages = c->pages};
+    s->d = c->d;
+    if (opt->split_pages) {
+        split_name(b->list->outputs[i], c->page, s->path, sizeof s->path);
+        s->r.output = s->path;
+    }
+    if (!c->doc && c->st == DB_OK) { /* skipped whole */
+        s->r.state = DB_BATCH_SKIPPED;
+        return false;
+    }
+    if (c->st != DB_OK) {
+        db_fail(c->st, "%s", c->message);
+        fail_slot(s, c->st);
+        return false;
+    }
+    if (opt->split_pages && skipped(b, s->path)) {
+        s->r.state = DB_BATCH_SKIPPED;
+        return false;
+    }
+    uint64_t t = db_now_ns();
+    s->in = db_doc_read_page(c->doc, c->page);
+    s->r.decode_ms = ms_since(t);
+    if (!s->in) {
+        fail_slot(s, db_error_status());
+        return false;
+    }
+    if (opt->dpi > 0)
+        s->in->dpi_x = s->in->dpi_y = opt->dpi;
+    s->r.dpi = s->in->dpi_x;
+    if (!opt->codec_only)
+        return true;
+    if (!(s->out = host_binary(s->in, opt->job ? opt->job->gray : DB_GRAY_BT601))) {
+        fail_slot(s, db_error_status());
+        return false;
+    }
+    return false;
+}
+
+/* Settles a page that needs no lane (skipped, failed, or made by --codec-only)
+** or has run, encoding it: one file a page at once, a page of a file of
+** several in page order. Returns how many pages it settled and, in *freed,
+** the bytes of memory they gave back (b->lock not held); a page that waits for
+** an earlier one settles nothing yet. */
+static int settle(batch *b, slot *s, size_t *freed)
+{
+    slot *settled = s;
+    s->next = NULL;
+    if (s->d) {
+        pthread_mutex_lock(&s->d->lock);
+        settled = doc_add(b, s->d, s);
+        pthread_mutex_unlock(&s->d->lock);
+    } else if (s->r.state == DB_BATCH_OK && s->out) {
+        encode(b, s);
+    }
+    int n = 0;
+    *freed = 0;
+    while (settled) {
+        slot *next = settled->next;
+        *freed += settled->bytes;
+        finish(b, settled);
+        settled = next;
+        n++;
+    }
+    return n;
+}
+
+/* Ends the claim when its last page is decoded or its file has failed (b->lock held). */
+static void next_page(batch *b, claim *c)
+{
+    c->page++;
+    bool failed = c->d && c->d->failed_page >= 0;
+    if (c->page < c->pages && !failed && c->st == DB_OK && (c->doc || b->opt->split_pages)) {
+        c->want = page_bytes(c);
+        return;
+    }
+    if (failed && c->page < c->pages) {
+        db_batch_result like = {.index = original_index(b->list, c->input), .input = b->list->inputs[c->input],
+                                .output = b->list->outputs[c->input], .lane = -1, .pages = c->pages};
+        pthread_mutex_unlock(&b->lock);
+        doc_skip_pages(b, c->d, &like, c->page);
+        pthread_mutex_lock(&b->lock);
+    }
+    db_doc_close(c->doc);
+    *c = (claim){.input = -1};
+    b->decoding--;
+}
+
 /* A codec thread encodes what the lanes have run and decodes what they will
-** run. It claims the next input and reads its header first, so that the
-** memory it reserves is the page's own; until there is room for it, it goes on
-** encoding. */
+** run. It claims the next input, opens it and reads the header of each page
+** before decoding it, so that the memory it reserves is the page's own; until
+** there is room for the next page, it goes on encoding. */
 static void *codec_thread(void *arg)
 {
     batch *b = arg;
     const db_batch_list *list = b->list;
-    int claimed = -1; /* an input claimed, waiting for room */
-    size_t want = 0;  /* the bytes its header declares (SIZE_MAX: unknown) */
+    claim c = {.input = -1};
     pthread_mutex_lock(&b->lock);
     for (;;) {
         slot *s = pop(&b->done, &b->done_tail);
         if (s) {
             pthread_mutex_unlock(&b->lock);
-            size_t bytes = s->bytes;
-            encode(b, s);
-            finish(b, s);
+            size_t bytes;
+            int n = settle(b, s, &bytes);
             pthread_mutex_lock(&b->lock);
-            leave(b, bytes);
+            leave_pages(b, n, bytes);
             continue;
         }
-        if (claimed < 0 && b->next < list->n && !b->aborted) {
+        if (c.input < 0 && b->next < list->n && !b->aborted) {
             /* Claimed inputs count as decoding: the lanes wait for them. */
-            claimed = b->next++;
+            int i = b->next++;
             b->decoding++;
             pthread_mutex_unlock(&b->lock);
-            want = declared_bytes(b, claimed);
+            open_claim(b, &c, i);
             pthread_mutex_lock(&b->lock);
             continue;
         }
-        if (claimed >= 0 && b->aborted) {
-            claimed = -1;
+        if (c.input >= 0 && b->aborted) {
+            db_doc_close(c.doc);
+            c = (claim){.input = -1};
             b->decoding--;
             pthread_cond_broadcast(&b->lane_cv);
             continue;
         }
         /* Unknown: as the largest page so far, as large as it is now. */
-        size_t reserved = want == SIZE_MAX ? b->page_bytes : want;
-        if (claimed >= 0 && room(b, reserved)) {
-            int i = claimed;
-            claimed = -1;
+        size_t reserved = c.want == SIZE_MAX ? b->page_bytes : c.want;
+        if (c.input >= 0 && room(b, reserved)) {
             b->live++;
             b->held_bytes += reserved;
             pthread_mutex_unlock(&b->lock);
             s = calloc(1, sizeof *s);
             bool to_lane = false;
             if (s) {
-                s->t0 = db_now_ns();
-                s->r.start_ms = (double)(s->t0 - b->start_ns) / 1e6;
-                s->r.index = original_index(list, i);
-                s->r.input = list->inputs[i];
-                s->r.output = list->outputs[i];
-                s->r.lane = -1;
-                to_lane = decode(b, s);
+                to_lane = decode(b, &c, s);
             } else {
-                /* No memory for even the bookkeeping: the image fails, the batch goes on. */
+                /* No memory for even the bookkeeping: the page fails, the batch goes on. */
                 static _Thread_local db_batch_result r;
-                r = (db_batch_result){.index = original_index(list, i), .input = list->inputs[i],
-                                      .output = list->outputs[i], .lane = -1, .state = DB_BATCH_FAILED,
+                r = (db_batch_result){.index = original_index(list, c.input), .input = list->inputs[c.input],
+                                      .output = list->outputs[c.input], .lane = -1, .state = DB_BATCH_FAILED,
                                       .status = DB_ERR_NOMEM};
                 snprintf(r.message, sizeof r.message, "out of memory");
                 report(b, &r);
             }
             pthread_mutex_lock(&b->lock);
-            b->decoding--;
+            next_page(b, &c);
             size_t bytes = s && s->in ? s->in->stride * (size_t)s->in->height +
                                         (size_t)s->in->width * (size_t)s->in->height : 0;
             b->held_bytes = b->held_bytes - reserved + bytes;
@@ -446,18 +755,18 @@ static void *codec_thread(void *arg)
                 b->ready_n++;
             } else if (s && b->setting_up) {
                 push(&b->held, &b->held_tail, s);
+            } else if (s) {
+                pthread_mutex_unlock(&b->lock);
+                int n = settle(b, s, &bytes);
+                pthread_mutex_lock(&b->lock);
+                leave_pages(b, n, bytes);
             } else {
-                if (s) {
-                    pthread_mutex_unlock(&b->lock);
-                    finish(b, s);
-                    pthread_mutex_lock(&b->lock);
-                }
-                leave(b, bytes);
+                leave(b, 0);
             }
             pthread_cond_broadcast(&b->lane_cv);
             continue;
         }
-        if (claimed < 0 && b->next >= list->n && b->live == 0)
+        if (c.input < 0 && b->next >= list->n && b->live == 0)
             break;
         pthread_cond_wait(&b->codec_cv, &b->lock);
     }
@@ -545,7 +854,7 @@ static void tell_plan(batch *b, const db_plan *plan)
 ** image) while the others wait; otherwise auto, planned again only when the
 ** key changes (another page-size bucket or channel count). *measured is set
 ** when this run already made the page's output. */
-static db_status lane_map(batch *b, lane_arg *lane, slot *s, db_map *map, bool *measured)
+static db_status lane_map(batch *b, lane_arg *lane, slot *s, const db_job *job, db_map *map, bool *measured)
 {
     const db_batch_options *opt = b->opt;
     *measured = false;
@@ -558,7 +867,7 @@ static db_status lane_map(batch *b, lane_arg *lane, slot *s, db_map *map, bool *
         if (!opt->explain || lane->runs > 0)
             return DB_OK;
         lane->plan = (db_plan){.map = *map, .source = DB_PLAN_FROM_USER};
-        db_status st = db_plan_key(lane->ctx, opt->algo, opt->job, s->in->width, s->in->height, s->in->channels,
+        db_status st = db_plan_key(lane->ctx, opt->algo, job, s->in->width, s->in->height, s->in->channels,
                                    lane->plan.key, sizeof lane->plan.key);
         if (st == DB_OK)
             tell_plan(b, &lane->plan);
@@ -575,7 +884,7 @@ static db_status lane_map(batch *b, lane_arg *lane, slot *s, db_map *map, bool *
     pthread_mutex_unlock(&b->lock);
     db_status st;
     if (measure) {
-        st = db_plan_measure(lane->ctx, opt->algo, opt->job, s->in, opt->measure_runs ? opt->measure_runs : 3,
+        st = db_plan_measure(lane->ctx, opt->algo, job, s->in, opt->measure_runs ? opt->measure_runs : 3,
                              opt->wisdom ? opt->wisdom : "", &lane->plan, &s->out);
         pthread_mutex_lock(&b->lock);
         b->measure = MEASURE_DONE;
@@ -584,11 +893,10 @@ static db_status lane_map(batch *b, lane_arg *lane, slot *s, db_map *map, bool *
         *measured = st == DB_OK;
     } else {
         char key[DB_PLAN_KEY];
-        st = db_plan_key(lane->ctx, opt->algo, opt->job, s->in->width, s->in->height, s->in->channels, key,
-                         sizeof key);
+        st = db_plan_key(lane->ctx, opt->algo, job, s->in->width, s->in->height, s->in->channels, key, sizeof key);
         if (st == DB_OK && (lane->runs == 0 || strcmp(key, lane->plan.key)))
-            st = db_plan_auto(lane->ctx, opt->algo, opt->job, s->in->width, s->in->height, s->in->channels,
-                              opt->wisdom, &lane->plan);
+            st = db_plan_auto(lane->ctx, opt->algo, job, s->in->width, s->in->height, s->in->channels, opt->wisdom,
+                              &lane->plan);
     }
     if (st == DB_OK) {
         *map = lane->plan.map;
@@ -609,11 +917,15 @@ static void run_slot(batch *b, lane_arg *lane, slot *s)
     s->r.channels = s->in->channels;
     s->r.height = s->in->height;
     db_map map;
-    bool measured;
-    db_status st = lane_map(b, lane, s, &map, &measured);
+    db_job job;
+    bool measured = false;
+    /* Lengths in physical units become this page's pixels. */
+    db_status st = db_job_resolve(opt->algo, opt->job, s->in->dpi_x, &job);
+    if (st == DB_OK)
+        st = lane_map(b, lane, s, &job, &map, &measured);
     s->r.warm = lane->runs++ > 0;
     if (st == DB_OK && !measured)
-        st = db_run(lane->ctx, opt->algo, &map, opt->job, s->in, &s->out, &report, prof);
+        st = db_run(lane->ctx, opt->algo, &map, &job, s->in, &s->out, &report, prof);
     if (st == DB_OK)
         db_map_format(&map, s->r.map, sizeof s->r.map);
     s->r.run_ms = ms_since(t);
@@ -713,15 +1025,14 @@ static void *lane_thread(void *arg)
             uint64_t t0 = db_now_ns();
             run_slot(b, lane, s);
             uint64_t t1 = db_now_ns();
-            /* A failed image is reported and freed here: s is gone after finish(). */
+            /* A failed page is settled here: s is gone after settle(). */
             bool failed = s->r.state == DB_BATCH_FAILED;
-            size_t bytes = s->bytes;
-            if (failed)
-                finish(b, s);
+            size_t bytes = 0;
+            int n = failed ? settle(b, s, &bytes) : 0;
             pthread_mutex_lock(&b->lock);
             learn(b, lane, t0, t1);
             if (failed)
-                leave(b, bytes);
+                leave_pages(b, n, bytes);
             else
                 push(&b->done, &b->done_tail, s);
             pthread_cond_broadcast(&b->codec_cv);
@@ -1046,10 +1357,10 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
         while (held) {
             slot *s = held;
             held = held->next;
-            size_t bytes = s->bytes;
-            finish(&b, s);
+            size_t bytes;
+            int n = settle(&b, s, &bytes);
             pthread_mutex_lock(&b.lock);
-            leave(&b, bytes);
+            leave_pages(&b, n, bytes);
             pthread_mutex_unlock(&b.lock);
         }
     }

@@ -81,6 +81,8 @@ typedef enum db_batch_state {
 /* One finished image, handed to the report (log line, progress, callback). */
 typedef struct db_batch_result {
     int index;              /* position in the whole list, before sharding */
+    int page, pages;        /* of a file of several pages, or with split_pages: page (1-based) of pages; else 0 */
+    double dpi;             /* the page's resolution across (0: unknown) */
     const char *input;
     const char *output;
     db_batch_state state;
@@ -132,6 +134,10 @@ typedef struct db_batch_options {
     int measure_runs;       /* with DB_PLAN_MEASURE: timed runs of each map on the first page (0: 3) */
     FILE *explain;          /* how each new plan was made (db_plan_explain), or NULL */
     db_cpu_lane cpu_lane;
+    db_file_format format;  /* of the outputs (DB_FILE_AUTO: from their names) */
+    db_compression compression;
+    bool split_pages;       /* a file a page: OUTPUT-0001.EXT ...; else the pages of an input go into one file */
+    double dpi;             /* every page's resolution (0: as its file says) */
     const db_job *job;
     const char *cpu_spec;   /* as db_context_open(); NULL: environment, then default */
     const char *gpu_spec;   /* likewise; "all": one device lane per OpenCL GPU device */

@@ -772,6 +772,21 @@ db_status db_doc_writer_commit(db_doc_writer *w)
     return status;
 }
 
+db_status db_image_check_output(const char *path, db_file_format format, db_compression compression, int bits,
+                                bool several)
+{
+    pnm_promise promise;
+    uint8_t pixel = 0;
+    const db_image gray = {.width = 1, .height = 1, .channels = 1, .stride = 1, .data = &pixel};
+    if (resolve_format(path, &format, compression, &promise) != DB_OK ||
+        check_page_to_write(&gray, path, bits, promise, compression) != DB_OK)
+        return db_error_status();
+    if (several && format != DB_FILE_TIFF)
+        return db_fail(DB_ERR_USAGE, "cannot write %s: the input has several pages and a %s file holds one; "
+                       "name the output .tif, or write one file a page (--split-pages)", path, format_name(format));
+    return DB_OK;
+}
+
 db_status db_image_write(const db_image *img, const char *path, db_file_format format,
                          int bits)
 {

@@ -13,6 +13,7 @@
 #ifndef DB_IMAGE_H
 #define DB_IMAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "runtime/error.h"
@@ -167,6 +168,13 @@ void db_image_list_free(char **names, size_t count);
 ** than one page: db_doc_writer_*. */
 db_status db_image_write(const db_image *img, const char *path, db_file_format format,
                          int bits);
+
+/* Checks, before any work, that gray pages of `bits` bits can be written to
+** `path` in `format` with `compression` (and, with `several`, more than one
+** page into one file): what db_doc_writer_open and _add would refuse, such as
+** an unknown extension, Group 4 for 8 bits, or .pgm for 1 bit. */
+db_status db_image_check_output(const char *path, db_file_format format, db_compression compression, int bits,
+                                bool several);
 
 /* A file being written a page at a time: only the page being added is held,
 ** and the file appears under its name, whole, on commit. TIFF takes any number

@@ -597,9 +597,61 @@ static db_status check_value(const db_algo *algo, const db_param *p, double v)
     return DB_OK;
 }
 
+static const struct {
+    const char *suffix;
+    db_unit unit;
+    double per_inch;
+} units[] = {{"px", DB_UNIT_PX, 0}, {"in", DB_UNIT_IN, 1}, {"mm", DB_UNIT_MM, 25.4}, {"cm", DB_UNIT_CM, 2.54}};
+
+bool db_job_has_units(const db_algo *algo, const db_job *job)
+{
+    for (int i = 0; i < algo->n_params; i++)
+        if (job->unit[i] != DB_UNIT_PX)
+            return true;
+    return false;
+}
+
+/* The allowed value of `p` nearest `px`: an odd integer for windows, the
+** nearest choice (the smaller on a tie), within [min, max]. */
+static double nearest_allowed(const db_param *p, double px)
+{
+    double v = px < p->min ? p->min : px > p->max ? p->max : px;
+    if (p->choices) {
+        double best = p->choices[0];
+        for (int i = 1; i < p->n_choices; i++)
+            if (fabs(p->choices[i] - v) < fabs(best - v))
+                best = p->choices[i];
+        return best;
+    }
+    if (p->kind == DB_PARAM_ODD_INT) {
+        v = 2 * floor(v / 2) + 1; /* the odd integer in [2k, 2k + 2) */
+        return v > p->max ? v - 2 : v;
+    }
+    return p->kind == DB_PARAM_INT ? floor(v + 0.5) : v;
+}
+
+db_status db_job_resolve(const db_algo *algo, const db_job *job, double dpi, db_job *out)
+{
+    *out = *job;
+    for (int i = 0; i < algo->n_params; i++) {
+        if (job->unit[i] == DB_UNIT_PX)
+            continue;
+        const db_param *p = &algo->params[i];
+        if (!(dpi > 0))
+            return db_fail(DB_ERR_USAGE, "%s=%g%s needs the page's resolution and the page has none; give it "
+                           "with --dpi N", p->name, job->params[i], units[job->unit[i]].suffix);
+        out->params[i] = nearest_allowed(p, job->params[i] * dpi / units[job->unit[i]].per_inch);
+        out->unit[i] = DB_UNIT_PX;
+    }
+    return DB_OK;
+}
+
 db_status db_job_check(const db_algo *algo, const db_job *job)
 {
     for (int i = 0; i < algo->n_params; i++) {
+        if (job->unit[i] != DB_UNIT_PX)
+            return db_fail(DB_ERR_USAGE, "%s: parameter %s is in %s; resolve it with the page's resolution first "
+                           "(db_job_resolve)", algo->name, algo->params[i].name, units[job->unit[i]].suffix);
         db_status st = check_value(algo, &algo->params[i], job->params[i]);
         if (st != DB_OK)
             return st;
@@ -630,12 +682,22 @@ db_status db_job_set(const db_algo *algo, db_job *job, const char *name, const c
         char *end;
         errno = 0;
         double v = strtod(value, &end);
-        if (end == value || *end != '\0' || errno == ERANGE)
-            return db_fail(DB_ERR_USAGE, "%s: parameter %s needs a number, not '%s'", algo->name, name, value);
-        db_status st = check_value(algo, &algo->params[i], v);
+        db_unit unit = DB_UNIT_PX;
+        for (size_t u = 0; p->length && end != value && *end && u < sizeof units / sizeof units[0]; u++)
+            if (!strcmp(end, units[u].suffix)) {
+                unit = units[u].unit;
+                end += strlen(end);
+            }
+        if (end == value || *end != '\0' || errno == ERANGE || !isfinite(v))
+            return db_fail(DB_ERR_USAGE, "%s: parameter %s needs a number%s, not '%s'", algo->name, name,
+                           p->length ? " with an optional unit (px, in, mm, cm; e.g. 75px or 0.25in)" : "", value);
+        if (unit != DB_UNIT_PX && !(v > 0))
+            return db_fail(DB_ERR_USAGE, "%s: parameter %s=%s must be a positive length", algo->name, name, value);
+        db_status st = unit == DB_UNIT_PX ? check_value(algo, &algo->params[i], v) : DB_OK;
         if (st != DB_OK)
             return st;
         job->params[i] = v;
+        job->unit[i] = unit;
         return DB_OK;
     }
     char names[512] = "";

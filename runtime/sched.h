@@ -38,6 +38,16 @@ db_status db_job_set(const db_algo *algo, db_job *job, const char *name, const c
 /* Sets a parameter from the text "NAME=VALUE" of a --param option. */
 db_status db_job_set_text(const db_algo *algo, db_job *job, const char *setting);
 
+/* The job for a page of `dpi` pixels per inch: each length given in a
+** physical unit (window=1in, 6mm, 2.5cm) in pixels, the nearest the
+** parameter allows (an odd window, one of HBK's blocks) within its range.
+** A page without a resolution (dpi 0) and a length in a unit is an error
+** naming the parameter and --dpi. A job with no such length comes back as is. */
+db_status db_job_resolve(const db_algo *algo, const db_job *job, double dpi, db_job *out);
+
+/* Whether the job has a length in a physical unit (it needs each page's dpi). */
+bool db_job_has_units(const db_algo *algo, const db_job *job);
+
 /* Selects a variant by name. */
 db_status db_job_set_variant(const db_algo *algo, db_job *job, const char *name);
 

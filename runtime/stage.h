@@ -62,7 +62,13 @@ typedef struct db_param {
     /* The value does not change what a run costs (a threshold's weight), so
     ** the planner's wisdom leaves it out of its key. */
     bool cost_free;
+    /* A length in pixels (a window, a block): it may be given in a physical
+    ** unit too (window=1in), converted with each page's resolution. */
+    bool length;
 } db_param;
+
+/* The unit a length parameter was given in. */
+typedef enum db_unit { DB_UNIT_PX = 0, DB_UNIT_IN, DB_UNIT_MM, DB_UNIT_CM } db_unit;
 
 #define DB_MAX_REPORT 8
 
@@ -150,6 +156,7 @@ typedef struct db_algo {
 ** order of db_algo.params), the variant index, and the gray rule. */
 typedef struct db_job {
     double params[DB_MAX_PARAMS];
+    db_unit unit[DB_MAX_PARAMS]; /* of a length given in a physical unit, until db_job_resolve */
     int variant;
     db_gray_rule gray;
 } db_job;

@@ -30,6 +30,44 @@ void db_warn(const char *fmt, ...)
     va_end(ap);
 }
 
+db_status db_read_stream(int fd, const char *name, size_t max, uint8_t **bytes, size_t *size)
+{
+    size_t cap = 1 << 20, n = 0;
+    uint8_t *buf = malloc(cap);
+    *bytes = NULL;
+    *size = 0;
+    for (;;) {
+        if (!buf)
+            return db_fail(DB_ERR_NOMEM, "out of memory reading %s", name);
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            int e = errno;
+            free(buf);
+            return db_fail(DB_ERR_IO, "cannot read %s: %s", name, strerror(e));
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+        if (n > max) {
+            free(buf);
+            return db_fail(DB_ERR_IO, "%s holds more than %zu bytes, more than a page may; is it the right stream?",
+                           name, max);
+        }
+        if (n == cap) {
+            uint8_t *bigger = realloc(buf, cap * 2);
+            if (!bigger)
+                free(buf);
+            buf = bigger;
+            cap *= 2;
+        }
+    }
+    *bytes = buf;
+    *size = n;
+    return DB_OK;
+}
+
 /* What a file that is not a regular file is, for messages. */
 static const char *file_kind(mode_t mode)
 {

@@ -21,6 +21,11 @@ void db_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 ** file, which a cache treats as a miss). */
 db_status db_read_file(const char *path, size_t max, char **text, size_t *size);
 
+/* Reads the stream `fd` (standard input) to its end, at most `max` bytes,
+** into a malloc'd *bytes; `name` names it in messages. A pipe's bytes can be
+** read once: this is how a page comes from one. */
+db_status db_read_stream(int fd, const char *name, size_t max, uint8_t **bytes, size_t *size);
+
 /* Bounds of db_read_file for docbin's own kinds of file. */
 #define DB_READ_TEXT_MAX ((size_t)64 << 20)   /* lists, wisdom, kernel sources */
 #define DB_READ_DATA_MAX ((size_t)4 << 30)    /* cached binaries, weight files (10 bytes a pixel) */

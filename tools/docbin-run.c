@@ -2,6 +2,8 @@
 ** docbin-run — binarize document images with one algorithm: parse the
 ** arguments, check them, call the library. No algorithm code lives here.
 */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +20,9 @@ static const char usage_text[] =
     "       docbin-run --algo NAME [options] --out-dir DIR INPUT|@LIST|DIRECTORY...\n"
     "       docbin-run --list-algos | --list-devices | --write-sample FILE | --help | --version\n"
     "\n"
-    "Binarizes a document image (PNG or PNM; ink = black), or halftones a picture (dbs),\n"
-    "with one algorithm whose stages run on the cpu and gpu OpenCL roles as the map says.\n"
+    "Binarizes a document image (PNG, PNM, TIFF, JPEG or JPEG 2000; ink = black), or halftones a\n"
+    "picture (dbs), with one algorithm whose stages run on the cpu and gpu OpenCL roles as the map\n"
+    "says. Every page of a multi-page TIFF is binarized, into one TIFF (or a file each).\n"
     "\n"
     "  -a, --algo NAME         otsu, niblack, sauvola, nick, wolf, hbk, howe, dbs (--list-algos)\n"
     "  -m, --map MAP           auto (default, or $DOCBIN_MAP): the measured map from the wisdom file\n"
@@ -32,11 +35,20 @@ static const char usage_text[] =
     "                          $XDG_DATA_HOME/docbin/wisdom)\n"
     "      --measure-runs N    timed runs of each map with --map measure (default 3)\n"
     "      --explain           print how the map was chosen: the candidates and their times\n"
-    "  -p, --param NAME=VALUE  set a parameter (repeatable), e.g. --param window=25 --param k=0.1\n"
+    "  -p, --param NAME=VALUE  set a parameter (repeatable), e.g. --param window=25 --param k=0.1;\n"
+    "                          lengths (window, block) also in px, in, mm or cm (window=0.25in), in\n"
+    "                          pixels at each page's resolution\n"
     "      --variant NAME      stats variant: sliding (default), global, global-shared, shared\n"
     "      --gray RULE         colour to gray: bt601 (default) or qt ((11r+16g+5b)/32)\n"
-    "  -o, --output FILE       .png or .pnm (1-bit unless --depth 8), .pbm (1-bit), .pgm (8-bit)\n"
+    "  INPUT                   a file, or - for one page on standard input\n"
+    "  -o, --output FILE       .png, .pnm or .tif (1-bit unless --depth 8), .pbm (1-bit), .pgm (8-bit);\n"
+    "                          - for standard output (with --format)\n"
     "      --depth 1|8         bits per pixel of the output (default 1)\n"
+    "      --compression C     of TIFF outputs: g4 (the default for 1 bit), deflate (for 8 bits), lzw or\n"
+    "                          none\n"
+    "      --split-pages       a file per page: OUTPUT-0001.EXT, OUTPUT-0002.EXT ...\n"
+    "      --dpi N             the pages' resolution, where the files give none or a wrong one; kept in\n"
+    "                          PNG and TIFF outputs and used for lengths in units\n"
     "      --sample            use the built-in sample page as input (no download needed)\n"
     "      --write-sample FILE write the built-in sample page itself\n"
     "      --sample-size WxH   size of the sample page (default 1240x1754, A4 at 150 dpi)\n"
@@ -54,8 +66,9 @@ static const char usage_text[] =
     "      --out-dir DIR       write the outputs here (created if missing); needed for several inputs\n"
     "                          INPUT: an image; @LIST: a file of paths, one per line (# comments,\n"
     "                          blank lines skipped; relative to the current directory); DIRECTORY:\n"
-    "                          its .png/.pnm/.pgm/.ppm/.pbm files sorted by name, not recursive\n"
-    "      --format F          png (default), pnm, pgm (8-bit) or pbm (1-bit)\n"
+    "                          its image files (.png .pnm .pgm .ppm .pbm .tif .tiff .jpg .jpeg .jp2\n"
+    "                          .j2k) sorted by name, not recursive\n"
+    "      --format F          png (default), pnm, pgm (8-bit), pbm (1-bit) or tif\n"
     "      --shard K/N         take only inputs i (0-based, in the order above) with i % N == K-1;\n"
     "                          the N shards are disjoint and cover all (Slurm arrays, GNU parallel)\n"
     "      --skip-existing     skip an input whose output exists (outputs are written atomically,\n"
@@ -93,22 +106,33 @@ static const char *const cpu_lanes[] = {[DB_CPU_LANE_AUTO] = "auto", [DB_CPU_LAN
                                         [DB_CPU_LANE_ON] = "on", NULL};
 enum depth { DEPTH_1, DEPTH_8 };
 static const char *const depths[] = {[DEPTH_1] = "1", [DEPTH_8] = "8", NULL};
-enum format { FORMAT_PNG, FORMAT_PNM, FORMAT_PGM, FORMAT_PBM };
+/* --format's words: the file format, and the bits a page it implies (0: --depth's). */
+enum format { FORMAT_PNG, FORMAT_PNM, FORMAT_PGM, FORMAT_PBM, FORMAT_TIF, FORMAT_TIFF };
 static const char *const formats[] = {[FORMAT_PNG] = "png", [FORMAT_PNM] = "pnm", [FORMAT_PGM] = "pgm",
-                                      [FORMAT_PBM] = "pbm", NULL};
+                                      [FORMAT_PBM] = "pbm", [FORMAT_TIF] = "tif", [FORMAT_TIFF] = "tiff", NULL};
+static const struct {
+    db_file_format file;
+    int bits;
+} format_of[] = {[FORMAT_PNG] = {DB_FILE_PNG, 0}, [FORMAT_PNM] = {DB_FILE_PNM, 0}, [FORMAT_PGM] = {DB_FILE_PNM, 8},
+                 [FORMAT_PBM] = {DB_FILE_PNM, 1}, [FORMAT_TIF] = {DB_FILE_TIFF, 0}, [FORMAT_TIFF] = {DB_FILE_TIFF, 0}};
+static const char *const compressions[] = {[DB_COMPRESSION_DEFAULT] = "default", [DB_COMPRESSION_NONE] = "none",
+                                           [DB_COMPRESSION_G4] = "g4", [DB_COMPRESSION_DEFLATE] = "deflate",
+                                           [DB_COMPRESSION_LZW] = "lzw", NULL};
 
 /* Everything the command line asks for. */
 typedef struct request {
     const char *algo, *map, *wisdom, *output, *variant, *write_sample, *cpu_spec, *gpu_spec, *trace;
     cli_list params;
-    int gray, depth, repeat, measure_runs, sample_size[2];
-    bool help, version, explain, sample, profile, list_algos, list_devices;
+    int gray, depth, repeat, measure_runs, sample_size[2], dpi, compression;
+    bool help, version, explain, sample, profile, list_algos, list_devices, split_pages;
     /* the batch form */
     const char *out_dir, *shard, *log_json;
     int format, in_flight, threads, cpu_lane;
     size_t max_bytes;
     bool skip_existing, codec_only, serial;
-    /* derived by check() */
+    /* derived by the checks */
+    db_file_format file_format;
+    int bits;
     char **inputs;
     int n_inputs;
     const db_algo *algorithm;
@@ -130,6 +154,9 @@ static const cli_option options[] = {
     OPT("gray", 0, CLI_CHOICE, gray, .choices = gray_rules),
     OPT("output", 'o', CLI_STRING, output),
     OPT("depth", 0, CLI_CHOICE, depth, .choices = depths),
+    OPT("compression", 0, CLI_CHOICE, compression, .choices = compressions),
+    OPT("split-pages", 0, CLI_FLAG, split_pages),
+    OPT("dpi", 0, CLI_INT, dpi, .min = 1, .max = 100000),
     OPT("sample", 0, CLI_FLAG, sample),
     OPT("write-sample", 0, CLI_STRING, write_sample),
     OPT("sample-size", 0, CLI_SIZE, sample_size),
@@ -171,7 +198,10 @@ static bool parse_shard(const char *text, int *k, int *n)
 static int check_forms(const request *rq)
 {
     bool batch = rq->out_dir != NULL;
-    if (!batch && (rq->format || rq->shard || rq->skip_existing || rq->in_flight || rq->threads || rq->max_bytes ||
+    if (!batch && rq->format >= 0 && !(rq->output && !strcmp(rq->output, "-")))
+        return cli_usage("--format names the outputs' format in a batch (--out-dir) or with -o -; give -o a name "
+                         "with its extension");
+    if (!batch && (rq->shard || rq->skip_existing || rq->in_flight || rq->threads || rq->max_bytes ||
                    rq->log_json || rq->codec_only || rq->serial || rq->cpu_lane))
         return cli_usage("--format, --shard, --skip-existing, --in-flight, --threads, --max-memory, --log-json, "
                          "--codec-only, --serial and --cpu-lane belong to the batch form; give --out-dir DIR");
@@ -204,6 +234,19 @@ static int check_inputs(request *rq)
         return cli_usage("--shard takes K/N with 1 <= K <= N, e.g. --shard 3/8");
     if (rq->format == FORMAT_PBM && rq->depth == DEPTH_8)
         return cli_usage("--format pbm holds 1-bit images; drop --depth 8 or use --format pgm");
+    if (rq->output && !strcmp(rq->output, "-") && rq->format < 0)
+        return cli_usage("-o - writes to standard output: give its format with --format");
+    if (rq->output && !strcmp(rq->output, "-") && rq->split_pages)
+        return cli_usage("--split-pages writes a file a page; name them with -o, not -");
+    if (batch && rq->n_inputs && !strcmp(rq->inputs[0], "-"))
+        return cli_usage("'-' reads one page from standard input: it is for one image with -o, not a batch");
+    /* The output's format and bits: --format's, else the extension's; .pgm is 8-bit by definition. */
+    const char *dot = rq->output ? strrchr(rq->output, '.') : NULL;
+    if (batch && rq->format < 0)
+        rq->format = FORMAT_PNG;
+    rq->file_format = rq->format >= 0 ? format_of[rq->format].file : DB_FILE_AUTO;
+    rq->bits = rq->format >= 0 && format_of[rq->format].bits ? format_of[rq->format].bits
+               : rq->depth == DEPTH_8 || (!batch && dot && !strcasecmp(dot, ".pgm")) ? 8 : 1;
     return -1;
 }
 
@@ -219,14 +262,25 @@ static bool is_name(const char *name, const void *output)
 ** cannot be written. */
 static int check_paths(const request *rq)
 {
-    if (rq->out_dir)
-        return -1;
-    db_status st = db_check_writable(rq->output, "the output", NULL);
+    char probe[64];
+    if (rq->out_dir || !strcmp(rq->output, "-")) {
+        /* The format and compression every output will be written with. */
+        snprintf(probe, sizeof probe, "page.%s", formats[rq->format]); /* the checks set it for these */
+        db_status st = db_image_check_output(probe, rq->file_format, (db_compression)rq->compression, rq->bits,
+                                             false);
+        if (st == DB_OK && rq->trace && !rq->out_dir)
+            st = db_check_writable(rq->trace, "the trace", NULL);
+        return st == DB_OK ? -1 : cli_fail(st);
+    }
+    db_status st = db_image_check_output(rq->output, rq->file_format, (db_compression)rq->compression, rq->bits,
+                                         false);
+    if (st == DB_OK)
+        st = db_check_writable(rq->output, "the output", NULL);
     if (st == DB_OK && rq->trace)
         st = db_check_writable(rq->trace, "the trace", NULL);
     if (st != DB_OK)
         return cli_fail(st);
-    const char *input = rq->n_inputs ? rq->inputs[0] : NULL;
+    const char *input = rq->n_inputs && strcmp(rq->inputs[0], "-") ? rq->inputs[0] : NULL;
     if (input && db_same_file(rq->output, input))
         return cli_usage("the output %s is the input; give another -o", rq->output);
     if (rq->trace && ((input && db_same_file(rq->trace, input)) || db_same_file(rq->trace, rq->output)))
@@ -271,25 +325,25 @@ static db_status check_given(db_context *ctx, const request *rq)
     return DB_OK;
 }
 
-/* The map of a single image as the request asks, made or measured on `in`.
-** With measure, *out already holds the image. */
-static db_status plan_single(db_context *ctx, const request *rq, const db_image *in, db_plan *plan, db_image **out)
+/* The map of a page as the request asks, made or measured on `in` (measure:
+** on the first page only, the others then find it in the wisdom file). With
+** measure, *out already holds the image. */
+static db_status plan_page(db_context *ctx, const request *rq, const db_job *job, const db_image *in, int page,
+                           db_plan *plan, db_image **out)
 {
     db_status st;
     if (rq->mode == DB_PLAN_GIVEN) {
         memset(plan, 0, sizeof *plan);
         plan->map = rq->given;
         plan->source = DB_PLAN_FROM_USER;
-        if ((st = check_given(ctx, rq)) == DB_OK)
-            st = db_plan_key(ctx, rq->algorithm, &rq->job, in->width, in->height, in->channels, plan->key,
-                             sizeof plan->key);
-    } else if (rq->mode == DB_PLAN_MEASURE) {
-        st = db_plan_measure(ctx, rq->algorithm, &rq->job, in, rq->measure_runs ? rq->measure_runs : 3,
+        st = db_plan_key(ctx, rq->algorithm, job, in->width, in->height, in->channels, plan->key, sizeof plan->key);
+    } else if (rq->mode == DB_PLAN_MEASURE && page == 0) {
+        st = db_plan_measure(ctx, rq->algorithm, job, in, rq->measure_runs ? rq->measure_runs : 3,
                              rq->wisdom ? rq->wisdom : "", plan, out);
     } else {
-        st = db_plan_auto(ctx, rq->algorithm, &rq->job, in->width, in->height, in->channels, rq->wisdom, plan);
+        st = db_plan_auto(ctx, rq->algorithm, job, in->width, in->height, in->channels, rq->wisdom, plan);
     }
-    if (st != DB_OK)
+    if (st != DB_OK || page > 0)
         return st;
     if (rq->explain)
         db_plan_explain(plan, rq->algorithm, stderr);
@@ -311,7 +365,8 @@ static db_status report_run(const request *rq, const db_plan *plan, const db_ima
     if (rq->profile) {
         char m[64];
         db_map_format(&plan->map, m, sizeof m);
-        fprintf(stderr, "%s %dx%d, map %s\n", rq->algorithm->name, in->width, in->height, m);
+        fprintf(stderr, "%s %dx%d, map %s, %g x %g dpi\n", rq->algorithm->name, in->width, in->height, m, in->dpi_x,
+                in->dpi_y);
         db_profile_print(prof, stderr);
         for (int i = 0; i < report->n; i++)
             fprintf(stderr, "%s: %lld\n", report->fields[i].name, (long long)report->values[i]);
@@ -319,44 +374,153 @@ static db_status report_run(const request *rq, const db_plan *plan, const db_ima
     return rq->trace ? db_profile_write_trace(prof, rq->trace) : DB_OK;
 }
 
-/* Runs one image (a file or the sample page) and writes its output. */
+/* The input's pages: the file (or standard input, '-') as a document, or the sample page. */
+typedef struct source {
+    db_doc *doc;
+    uint8_t *bytes; /* standard input's, read whole */
+    int pages;
+} source;
+
+static db_status open_source(const request *rq, source *src)
+{
+    *src = (source){.pages = 1};
+    if (rq->sample)
+        return DB_OK;
+    const char *in = rq->inputs[0];
+    db_status st = DB_OK;
+    if (!strcmp(in, "-")) {
+        size_t size;
+        st = db_read_stream(0, "standard input", DB_IMAGE_MAX_BYTES, &src->bytes, &size);
+        if (st == DB_OK)
+            st = db_doc_open_memory(src->bytes, size, "standard input", &src->doc);
+    } else {
+        st = db_doc_open(in, &src->doc);
+    }
+    if (st == DB_OK)
+        src->pages = db_doc_pages(src->doc);
+    return st;
+}
+
+static void close_source(source *src)
+{
+    db_doc_close(src->doc);
+    free(src->bytes);
+}
+
+/* Page `page` of the source, at the resolution --dpi gives. */
+static db_image *read_page(const request *rq, source *src, int page)
+{
+    db_image *img = src->doc ? db_doc_read_page(src->doc, page) : db_sample_page(rq->sample_size[0],
+                                                                                 rq->sample_size[1], 1);
+    if (img && rq->dpi > 0)
+        img->dpi_x = img->dpi_y = rq->dpi;
+    return img;
+}
+
+/* Where the output (or, with --split-pages, page `page`'s) goes: NAME-0001.EXT ... */
+static void page_path(const request *rq, const char *target, int page, char *path, size_t size)
+{
+    if (!rq->split_pages) {
+        snprintf(path, size, "%s", target);
+        return;
+    }
+    const char *slash = strrchr(target, '/'), *dot = strrchr(target, '.');
+    int stem = dot && (!slash || dot > slash) ? (int)(dot - target) : (int)strlen(target);
+    snprintf(path, size, "%.*s-%04d%s", stem, target, page + 1, target + stem);
+}
+
+/* Every page of the source through the devices into the writer (or, with
+** --split-pages, a file each). */
+static db_status run_pages(db_context *ctx, const request *rq, source *src, const char *target, db_plan *plan,
+                           db_profile *prof)
+{
+    db_doc_writer *w = NULL;
+    db_status st = DB_OK;
+    for (int page = 0; page < src->pages && st == DB_OK; page++) {
+        db_image *in = read_page(rq, src, page), *out = NULL;
+        db_report report = {0};
+        db_job job;
+        st = in ? db_job_resolve(rq->algorithm, &rq->job, in->dpi_x, &job) : db_error_status();
+        if (st == DB_OK)
+            st = plan_page(ctx, rq, &job, in, page, plan, &out);
+        for (int i = out ? 1 : 0; i < rq->repeat && st == DB_OK; i++) {
+            db_image_free(out);
+            out = NULL;
+            st = db_run(ctx, rq->algorithm, &plan->map, &job, in, &out, &report, prof);
+        }
+        if (st != DB_OK && in && rq->n_inputs && !strstr(db_error_message(), rq->inputs[0]))
+            st = db_fail(st, "%s%s%.0d: %.1900s", rq->inputs[0], src->pages > 1 ? ": page " : "",
+                         src->pages > 1 ? page + 1 : 0, db_error_message()); /* name the page, as a batch does */
+        char path[4200];
+        page_path(rq, target, page, path, sizeof path);
+        if (st == DB_OK && !w)
+            st = db_doc_writer_open(path, rq->file_format, (db_compression)rq->compression, &w);
+        if (st == DB_OK)
+            st = db_doc_writer_add(w, out, rq->bits);
+        if (st == DB_OK && (rq->split_pages || page + 1 == src->pages)) {
+            st = db_doc_writer_commit(w);
+            w = NULL;
+        }
+        if (st == DB_OK)
+            st = report_run(rq, plan, in, &report, prof);
+        db_image_free(in);
+        db_image_free(out);
+    }
+    db_doc_writer_abort(w);
+    return st;
+}
+
+/* Copies the file at `path` to standard output (an output of '-'). */
+static db_status copy_to_stdout(const char *path)
+{
+    char *bytes;
+    size_t size;
+    db_status st = db_read_file(path, DB_IMAGE_MAX_BYTES, &bytes, &size);
+    if (st == DB_OK && (fwrite(bytes, 1, size, stdout) != size || fflush(stdout) != 0))
+        st = db_fail(DB_ERR_IO, "cannot write the output to standard output: %s", strerror(errno));
+    free(bytes);
+    return st;
+}
+
+/* Runs one image (a file, standard input or the sample page) and writes its output. */
 static int run_single(const request *rq)
 {
     db_context *ctx = NULL;
-    db_image *in = NULL, *out = NULL;
     db_profile *prof = NULL;
-    db_report report = {0};
+    source src = {0};
+    char tmp_dir[] = "/tmp/docbin-stdout-XXXXXX", target[4200] = "";
+    bool to_stdout = !strcmp(rq->output, "-");
     db_plan *plan = malloc(sizeof *plan);
-    db_status st = plan ? db_context_open(rq->cpu_spec, rq->gpu_spec, &ctx)
-                        : db_fail(DB_ERR_NOMEM, "out of memory for the plan");
+    db_status st = plan ? open_source(rq, &src) : db_fail(DB_ERR_NOMEM, "out of memory for the plan");
+    if (st == DB_OK && src.pages > 1 && !rq->split_pages && rq->file_format != DB_FILE_TIFF &&
+        (to_stdout || db_image_check_output(rq->output, DB_FILE_AUTO, (db_compression)rq->compression, rq->bits,
+                                            true) != DB_OK))
+        st = db_fail(DB_ERR_USAGE, "%s has %d pages and the output %s holds one; write a .tif, or one file a page "
+                     "with --split-pages", rq->inputs[0], src.pages, rq->output);
+    bool made = false;
+    if (st == DB_OK && to_stdout && !(made = mkdtemp(tmp_dir) != NULL))
+        st = db_fail(DB_ERR_IO, "cannot make a temporary directory for the output: %s", strerror(errno));
+    if (to_stdout)
+        snprintf(target, sizeof target, "%s/out", tmp_dir); /* the format is --format's */
+    else
+        snprintf(target, sizeof target, "%s", rq->output);
+    if (st == DB_OK)
+        st = db_context_open(rq->cpu_spec, rq->gpu_spec, &ctx);
     if (st == DB_OK && rq->mode == DB_PLAN_GIVEN)
         st = check_given(ctx, rq);
-    if (st == DB_OK) {
-        in = rq->sample ? db_sample_page(rq->sample_size[0], rq->sample_size[1], 1) : db_image_read(rq->inputs[0]);
-        st = in ? DB_OK : db_error_status();
-    }
-    if (st == DB_OK)
-        st = plan_single(ctx, rq, in, plan, &out);
     if (st == DB_OK && (rq->profile || rq->trace) && !(prof = db_profile_new()))
         st = db_fail(DB_ERR_NOMEM, "out of memory for the profile");
-    for (int i = out ? 1 : 0; i < rq->repeat && st == DB_OK; i++) {
-        db_image_free(out);
-        out = NULL;
-        st = db_run(ctx, rq->algorithm, &plan->map, &rq->job, in, &out, &report, prof);
-        if (st != DB_OK && rq->n_inputs && !strstr(db_error_message(), rq->inputs[0]))
-            st = db_fail(st, "%s: %.1900s", rq->inputs[0], db_error_message()); /* name the page, as a batch does */
-    }
-    if (st == DB_OK) {
-        /* A .pgm holds 8-bit gray by definition; --depth chooses for .png and .pnm. */
-        const char *dot = strrchr(rq->output, '.');
-        st = db_image_write(out, rq->output, DB_FILE_AUTO, (dot && !strcasecmp(dot, ".pgm")) || rq->depth == DEPTH_8 ? 8 : 1);
-    }
     if (st == DB_OK)
-        st = report_run(rq, plan, in, &report, prof);
+        st = run_pages(ctx, rq, &src, target, plan, prof);
+    if (st == DB_OK && to_stdout)
+        st = copy_to_stdout(target);
+    if (made) {
+        unlink(target);
+        rmdir(tmp_dir);
+    }
     int code = st == DB_OK ? CLI_OK : cli_fail(st);
     db_profile_free(prof);
-    db_image_free(out);
-    db_image_free(in);
+    close_source(&src);
     db_context_close(ctx);
     free(plan);
     return code;
@@ -381,12 +545,13 @@ static int run_batch(const request *rq)
         st = db_batch_list_shard(&list, rq->shard_k, rq->shard_n);
     db_batch_summary sum;
     if (st == DB_OK) {
-        int bits = rq->format == FORMAT_PGM || (rq->format != FORMAT_PBM && rq->depth == DEPTH_8) ? 8 : 1;
+        int bits = rq->bits;
         db_job gray_only = {.gray = (db_gray_rule)rq->gray};
         db_batch_options opt = {
             .algo = rq->algorithm, .mode = rq->mode, .map = &rq->given, .wisdom = rq->wisdom,
             .measure_runs = rq->measure_runs, .explain = rq->explain ? stderr : NULL,
-            .cpu_lane = (db_cpu_lane)rq->cpu_lane,
+            .cpu_lane = (db_cpu_lane)rq->cpu_lane, .format = rq->file_format,
+            .compression = (db_compression)rq->compression, .split_pages = rq->split_pages, .dpi = rq->dpi,
             .job = rq->algorithm ? &rq->job : &gray_only, .cpu_spec = rq->cpu_spec, .gpu_spec = rq->gpu_spec,
             .in_flight = rq->in_flight, .threads = rq->threads, .max_bytes = rq->max_bytes, .bits = bits,
             .skip_existing = rq->skip_existing, .codec_only = rq->codec_only, .serial = rq->serial,
@@ -427,7 +592,8 @@ static int answer(const request *rq)
 int main(int argc, char **argv)
 {
     cli_prog = "docbin-run";
-    request rq = {.map = getenv("DOCBIN_MAP"), .repeat = 1, .sample_size = {1240, 1754}}; /* A4 at 150 dpi */
+    request rq = {.map = getenv("DOCBIN_MAP"), .repeat = 1, .sample_size = {1240, 1754}, /* A4 at 150 dpi */
+                  .format = -1}; /* -1: not given */
     int first, code = cli_parse(argc, argv, options, DB_LEN(options), &rq, &first);
     if (code >= 0)
         return code;
