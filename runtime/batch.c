@@ -251,7 +251,7 @@ static void report(batch *b, db_batch_result *r)
         if (sum->worst == DB_OK || db_exit_status(r->status) > db_exit_status(sum->worst))
             sum->worst = r->status;
     }
-    if (opt->errors && r->state == DB_BATCH_FAILED) {
+    if (opt->errors && r->state == DB_BATCH_FAILED && !r->follows) {
         /* Messages of the readers already name the file; others get it in front. */
         const char *prog = opt->prog ? opt->prog : "docbin";
         if (b->progress_shown)
@@ -353,6 +353,7 @@ static bool doc_end_page(doc_out *d, const db_batch_result *r)
         if (p != d->failed_page) {
             db_batch_result *q = &d->results[p];
             q->state = DB_BATCH_FAILED;
+            q->follows = true;
             q->status = d->results[d->failed_page].status;
             snprintf(q->message, sizeof q->message, "page %d of %d: the file %s was not written: page %d failed",
                      p + 1, d->pages, q->output, d->failed_page + 1);

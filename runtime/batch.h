@@ -83,6 +83,7 @@ typedef struct db_batch_result {
     int index;              /* position in the whole list, before sharding */
     int page, pages;        /* of a file of several pages, or with split_pages: page (1-based) of pages; else 0 */
     double dpi;             /* the page's resolution across (0: unknown) */
+    bool follows;           /* failed only because another page of its file did (no error line of its own) */
     const char *input;
     const char *output;
     db_batch_state state;
