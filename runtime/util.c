@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <libgen.h>
 #include <pthread.h>
@@ -473,6 +474,13 @@ static void read_memory_size(void)
     }
     if (f)
         fclose(f);
+    /* A ulimit (Slurm's --mem-per-cpu becomes one on some sites) bounds it too. */
+    static const int limits[] = {RLIMIT_AS, RLIMIT_DATA};
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+        struct rlimit rl;
+        if (getrlimit(limits[i], &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < bytes)
+            bytes = rl.rlim_cur;
+    }
     memory_size = bytes > SIZE_MAX ? SIZE_MAX : (size_t)bytes;
 }
 

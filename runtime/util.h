@@ -87,7 +87,8 @@ void db_json_string(FILE *f, const char *s);
 
 /* The memory this process may use, in bytes: the physical memory, or less
 ** where a cgroup (v2 memory.max or v1 memory.limit_in_bytes, on the process's
-** group or any group above it) limits it, as a Slurm job or a container does. */
+** group or any group above it) limits it, as a Slurm job or a container does,
+** or a resource limit (RLIMIT_AS, RLIMIT_DATA: ulimit -v, -d). */
 size_t db_memory_size(void);
 
 /* Copies `rows` rows of `row_bytes` bytes from `src` to `dst` (strides in bytes),
