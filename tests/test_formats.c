@@ -667,7 +667,8 @@ static void test_many_pages(void)
     CHECK(db_doc_writer_commit(w) == DB_OK);
     db_doc_close(doc);
     long after = peak_rss_kb(false);
-    if (before > 0 && after > 0) {
+    /* AddressSanitizer keeps freed memory in quarantine: the bound holds only without it. */
+    if (before > 0 && after > 0 && !getenv("DOCBIN_TEST_ASAN")) {
         printf("500 pages of 1 MB read and rewritten: peak resident set grew by %ld kB\n", after - before);
         CHECK(after - before < 64 * 1024);
     }
