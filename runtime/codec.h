@@ -12,6 +12,7 @@
 #define DB_CODEC_H
 
 #include <stdbool.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "runtime/image.h"
@@ -74,6 +75,17 @@ db_image *db_png_read(const uint8_t *bytes, size_t size, const char *name);
 ** could not be decoded. */
 db_status db_png_peek(const uint8_t *bytes, size_t size, const char *name, int *width, int *height,
                       int *channels);
+
+/* The fast path of db_png_read (runtime/png_fast.c): an 8-bit gray or RGB,
+** non-interlaced PNG with every checksum right, decoded with libdeflate.
+** *handled false (and NULL, no error) for every other file: libpng's. */
+db_image *db_png_read_fast(const uint8_t *bytes, size_t size, const char *name, bool *handled);
+
+/* The fast path of db_png_write for gray images (1 or 8 bits), deflated with libdeflate. */
+db_status db_png_write_fast(const db_image *img, FILE *f, int bits, const char *path);
+
+/* Decodes with libpng alone, whatever the file (tests compare the fast path with it). */
+db_image *db_png_read_libpng(const uint8_t *bytes, size_t size, const char *name);
 
 /* Encodes `img` as PNG into `f`: 1-bit gray (white iff value >= 128), 8-bit
 ** gray or 8-bit RGB, with a pHYs chunk when the resolution is known. `path`

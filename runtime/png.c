@@ -286,12 +286,21 @@ db_status db_png_peek(const uint8_t *bytes, size_t size, const char *name, int *
     return DB_OK;
 }
 
-db_image *db_png_read(const uint8_t *bytes, size_t size, const char *name)
+db_image *db_png_read_libpng(const uint8_t *bytes, size_t size, const char *name)
 {
     if (check_declared_sides(bytes, size, name) != DB_OK || check_chunks(bytes, size, name) != DB_OK)
         return NULL;
     struct png_stream stream = { .bytes = bytes, .size = size };
     return decode(&stream, name);
+}
+
+db_image *db_png_read(const uint8_t *bytes, size_t size, const char *name)
+{
+    if (check_declared_sides(bytes, size, name) != DB_OK || check_chunks(bytes, size, name) != DB_OK)
+        return NULL;
+    bool handled;
+    db_image *img = db_png_read_fast(bytes, size, name, &handled);
+    return handled ? img : db_png_read_libpng(bytes, size, name);
 }
 
 /* As decode(), the stream belongs to the caller. */
@@ -357,6 +366,8 @@ done:
 
 db_status db_png_write(const db_image *img, FILE *f, int bits, const char *path)
 {
+    if (img->channels == 1)
+        return db_png_write_fast(img, f, bits, path);
     struct png_stream stream = { .file = f };
     return encode(img, &stream, bits, path);
 }
