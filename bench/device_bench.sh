@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# docbin and its peers side by side on a machine with an NVIDIA GPU and PoCL, in one run.
+# usage: bench/device_bench.sh OUTDIR [PAGES] [DIBCO_DIR]
+#   kernels: on an A4 300 dpi gray page (docbin-synth --a4 --gray --seed 3), Sauvola with
+#            every stage on the GPU and on the CPU (docbin-bench, RUNS timed runs: stage device
+#            times and submission to result), beside bench/peers.py (DoxaPy one thread,
+#            scikit-image, cuCIM on the GPU, OpenCV); HBK on the RGB A4 page; DBS on a
+#            4096x3072 picture; Howe on the DIBCO pages in DIBCO_DIR (default .dev/dibco).
+#   start-up: process start to file for one Sauvola page, beside clinfo -l, 5 times each.
+#   batches:  PAGES A4 pages (default 200) as PNG, LZW and uncompressed TIFF, and JPEG (q 90):
+#            --codec-only, Sauvola and Howe with the GPU map into 1-bit PNG or Group 4 TIFF,
+#            beside OpenCV in as many processes as cores (bench/opencv_batch.py);
+#            docbin's PNG decode and encode through libdeflate and libpng (png_bench).
+#   Every line that matters starts with "bench " or "peer " or "png " (OUTDIR/bench.log);
+#   bench/device_summary.py makes the tables.
+set -u
+out=${1:?usage: device_bench.sh OUTDIR [PAGES] [DIBCO_DIR]}
+n=${2:-200}
+dibco=${3:-.dev/dibco}
+runs=${RUNS:-20}
+mkdir -p "$out"
+. "$(dirname "$0")/device_setup.sh"
+log="$out/bench.log"
+: > "$log"
+say() { echo "$*" | tee -a "$log"; }
+bench="$build/docbin-bench"
+export DOCBIN_GPU_DEVICE=nvidia
+nproc | tee -a "$log"
+$run --list-devices | tee -a "$log"
+a4=/tmp/a4.png; a4rgb=/tmp/a4rgb.png; photo=/tmp/photo.png
+$build/docbin-synth --a4 --gray --seed 3 -o $a4
+$build/docbin-synth --a4 --seed 3 -o $a4rgb
+$build/docbin-synth --photo --size 4096x3072 -o $photo
+
+# Kernels. docbin-bench's "total" is submission to result; its stage rows are device times.
+stage() { # ALGO MAP PAGE NAME [options]: one line per stage and the wall time
+    local algo=$1 map=$2 page=$3 name=$4; shift 4
+    $bench --algo $algo --maps $map --runs $runs "$@" $page | awk -v n="$name" -v m="$map" '
+        /^ +[a-z+]+ +[a-z-]+ +[0-9.]+ ms/ { printf "bench kernel=%s map=%s stage=%s ms=%s range=%s-%s\n", n, m, $1, $3, $5, $7 }' \
+        | tr -d '()' | tee -a "$log"
+}
+stage sauvola gpu $a4 sauvola-a4
+stage sauvola cpu $a4 sauvola-a4
+stage hbk gpu $a4rgb hbk-a4
+stage dbs gpu $photo dbs-4096x3072 --runs 5
+for p in "$dibco"/*.png; do [ -e "$p" ] && stage howe gpu "$p" "howe-$(basename "$p" .png)" --runs 5; done
+python3 bench/peers.py $a4 $runs 2>&1 | tee -a "$log"
+
+# Start-up: one page through a fresh process.
+for i in 1 2 3 4 5; do
+    t0=$(date +%s.%N); clinfo -l >/dev/null 2>&1; t1=$(date +%s.%N)
+    $run --algo sauvola --map gpu $a4 -o /tmp/one.png; t2=$(date +%s.%N)
+    $run --list-devices >/dev/null; t3=$(date +%s.%N)
+    say "bench startup $(awk -v a=$t0 -v b=$t1 -v c=$t2 -v d=$t3 'BEGIN {
+        printf "clinfo_ms=%.1f one_page_ms=%.1f list_devices_ms=%.1f", (b - a) * 1e3, (c - b) * 1e3, (d - c) * 1e3 }')"
+done
+
+# Batches over the same pages in four formats.
+pages=/tmp/pages
+mkdir -p $pages/png $pages/lzw $pages/raw $pages/jpg
+if [ "$(ls $pages/png | wc -l)" != "$n" ]; then
+    seq 1 "$n" | xargs -P "$(nproc)" -I{} sh -c "$build/docbin-synth --a4 --gray --seed {} -o $pages/png/p\$(printf %04d {}).png"
+    python3 - "$pages" <<'PY'
+import os, sys
+from multiprocessing import Pool
+from PIL import Image
+d = sys.argv[1]
+def conv(name):
+    im = Image.open(os.path.join(d, 'png', name))
+    stem = name[:-4]
+    im.save(os.path.join(d, 'lzw', stem + '.tif'), compression='tiff_lzw', dpi=(300, 300))
+    im.save(os.path.join(d, 'raw', stem + '.tif'), dpi=(300, 300))
+    im.save(os.path.join(d, 'jpg', stem + '.jpg'), quality=90, dpi=(300, 300))
+with Pool(os.cpu_count()) as p:
+    p.map(conv, sorted(os.listdir(os.path.join(d, 'png'))))
+PY
+fi
+$build/png_bench $pages/png/p0001.png 20 | tee -a "$log"
+batch() { # NAME INPUT_DIR OPTIONS...: one timed batch
+    local name=$1 dir=$2; shift 2
+    rm -rf /tmp/bout
+    local t0 t1; t0=$(date +%s.%N)
+    $run --out-dir /tmp/bout "$@" $dir 2>>"$out/stderr.txt"; local rc=$?
+    t1=$(date +%s.%N)
+    say "bench batch=$name pages=$(ls /tmp/bout | wc -l) exit=$rc $(awk -v a=$t0 -v b=$t1 -v n=$n 'BEGIN {
+        printf "pages_per_s=%.2f", n / (b - a) }')"
+}
+$run --algo sauvola --map gpu $pages/png/p0001.png -o /tmp/warm.png   # kernels built and cached
+$run --algo howe --map gpu $pages/png/p0001.png -o /tmp/warm.png
+for round in 1 2; do
+    batch codec-only-png $pages/png --codec-only
+    batch sauvola-png-to-png $pages/png --algo sauvola --map gpu
+    batch sauvola-lzw-to-g4 $pages/lzw --algo sauvola --map gpu --format tif
+    batch sauvola-raw-to-g4 $pages/raw --algo sauvola --map gpu --format tif
+    batch sauvola-jpg-to-g4 $pages/jpg --algo sauvola --map gpu --format tif
+    batch howe-png-to-png $pages/png --algo howe --map gpu
+    batch howe-png-cpu-lane-on $pages/png --algo howe --map gpu --cpu-lane on
+    batch howe-png-map-auto-cpu-lane-auto $pages/png --algo howe
+    batch sauvola-png-cpu-lane-on $pages/png --algo sauvola --map gpu --cpu-lane on
+    batch sauvola-png-map-auto-cpu-lane-auto $pages/png --algo sauvola
+    say "bench opencv round=$round $(python3 bench/opencv_batch.py /tmp/cvout "$(nproc)" $pages/png/*.png)"
+done
