@@ -15,14 +15,8 @@
 #include <stdint.h>
 #include "runtime/error.h"
 
-/* An image in memory: rows of width*channels bytes, `stride` bytes apart. */
-typedef struct db_image {
-    int width;
-    int height;
-    int channels;   /* 1 = gray, 3 = RGB */
-    size_t stride;  /* bytes from one row to the next, >= width*channels */
-    uint8_t *data;
-} db_image;
+/* db_image, an image in memory (rows of width*channels bytes, `stride` bytes
+** apart), and db_image_free are public (include/docbin.h). */
 
 /* How colour becomes gray. Both are exact integer formulas. */
 typedef enum db_gray_rule {
@@ -52,9 +46,6 @@ db_status db_image_check_size(long long width, long long height, int channels,
 /* Allocates an image with tightly packed rows (stride = width*channels),
 ** contents zeroed. Returns NULL with an error message on failure. */
 db_image *db_image_new(int width, int height, int channels);
-
-/* Frees an image and its pixels; NULL is allowed. */
-void db_image_free(db_image *img);
 
 /* Reads a PNG or PNM file, recognised by its contents (not its name).
 ** Returns NULL and an error message naming `path` on any failure. */
