@@ -5,7 +5,9 @@ linked once to the shared and once to the static library, must give the same ima
 docbin-run. Also checks what is installed: the header, libdocbin.so.0 (soname) and libdocbin.a,
 docbin.pc with the private dependencies kept private, the tools without docbin-synth, the man pages.
 
-usage: test_install.py MESON BUILD_ROOT PREFIX LIBDIR INCLUDEDIR BINDIR MANDIR CONSUMER.c CC...
+The README's C example is built and run the same way.
+
+usage: test_install.py MESON BUILD_ROOT PREFIX LIBDIR INCLUDEDIR BINDIR MANDIR CONSUMER.c README.md CC...
 """
 import os
 import random
@@ -17,8 +19,8 @@ import tempfile
 import clitest
 from clitest import check, failures
 
-MESON, BUILD, PREFIX, LIBDIR, INCLUDEDIR, BINDIR, MANDIR, CONSUMER = sys.argv[1:9]
-CC = sys.argv[9:]
+MESON, BUILD, PREFIX, LIBDIR, INCLUDEDIR, BINDIR, MANDIR, CONSUMER, README = sys.argv[1:10]
+CC = sys.argv[10:]
 
 
 def under(root, path):
@@ -51,6 +53,13 @@ def pgm(path):
     assert fields[0] == b'P5' and fields[3] == b'255', path
     w, h = int(fields[1]), int(fields[2])
     return w, h, data[pos + 1:pos + 1 + w * h]
+
+
+def readme_example():
+    """The C block of the README's section on the C library."""
+    text = open(README).read()
+    section = text[text.index('## The C library'):]
+    return section[section.index('```c\n') + 5:section.index('\n```', section.index('```c\n'))] + '\n'
 
 
 def page(path, w=173, h=121):
@@ -145,6 +154,23 @@ def main():
             check((w, h) == (173, 121) and len(a) == len(b) == w * h and diff == 0,
                   f'{name}: {diff} pixels differ from docbin-run')
             print(f'ok   {name}: {w}x{h}, {diff} pixels differ from docbin-run')
+        # The README's example, as a reader would build it.
+        example = clitest.write(os.path.join(work, 'binarize.c'), readme_example().encode())
+        exe = os.path.join(work, 'binarize')
+        p = run(CC + [example, '-o', exe] + cflags + libs, cwd=work)
+        check(p.returncode == 0, "the README's example does not build")
+        if p.returncode == 0:
+            mine, ref = os.path.join(work, 'readme.png'), os.path.join(work, 'readme-ref.png')
+            p = run([exe, img, mine], run_env)
+            check(p.returncode == 0, f"the README's example failed: {p.stderr.strip()}")
+            run([os.path.join(bindir, 'docbin-run'), '--algo', 'sauvola', '--param', 'window=75', '--param', 'k=0.2',
+                 img, '-o', ref], run_env)
+            same = p.returncode == 0 and clitest.png_decode(open(mine, 'rb').read()) == clitest.png_decode(
+                open(ref, 'rb').read())
+            check(same, "the README's example does not give docbin-run's image")
+            p = run([exe], run_env)
+            check(p.returncode == 2 and 'usage' in p.stderr, "the README's example without arguments")
+            print(f"ok   the README's example: {'the same image as docbin-run' if same else 'FAILED'}")
         # A program linked to the static library runs without the shared one.
         env_none = {k: v for k, v in os.environ.items() if k != 'LD_LIBRARY_PATH'}
         p = run([static_exe, img, os.path.join(work, 'none.pgm'), 'otsu', ''], env_none)
