@@ -36,9 +36,9 @@ static db_status check_image(const char *call, const db_image *img, const char *
     if (st != DB_OK)
         return st;
     if (img->stride < (size_t)img->width * (size_t)img->channels)
-        return db_fail(DB_ERR_FORMAT, "%s: %s's stride is %zu bytes, less than a row (%d x %d channels); give "
-                       "the bytes from one row's start to the next", call, what, img->stride, img->width,
-                       img->channels);
+        return db_fail(DB_ERR_FORMAT, "%s: %s's stride is %zu bytes, less than a row of %zu; give the bytes from "
+                       "one row's start to the next", call, what, img->stride,
+                       (size_t)img->width * (size_t)img->channels);
     return DB_OK;
 }
 
@@ -48,8 +48,9 @@ static db_status check_output(const char *call, const db_image *in, const db_ima
     if (!out)
         return db_fail(DB_ERR_USAGE, "%s: the output is NULL; pass a db_image with the caller's pixels", call);
     if (out->width != in->width || out->height != in->height || out->channels != 1)
-        return db_fail(DB_ERR_USAGE, "%s: the output is %dx%d with %d channels; give one of the input's size, "
-                       "%dx%d, with 1 channel", call, out->width, out->height, out->channels, in->width, in->height);
+        return db_fail(DB_ERR_USAGE, "%s: the output is %dx%d with %d channel%s; give one of the input's size, "
+                       "%dx%d, with 1 channel", call, out->width, out->height, out->channels,
+                       out->channels == 1 ? "" : "s", in->width, in->height);
     return check_image(call, out, "the output");
 }
 

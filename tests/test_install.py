@@ -154,6 +154,20 @@ def main():
             check((w, h) == (173, 121) and len(a) == len(b) == w * h and diff == 0,
                   f'{name}: {diff} pixels differ from docbin-run')
             print(f'ok   {name}: {w}x{h}, {diff} pixels differ from docbin-run')
+        # With no GPU bound, the default map (auto) runs on the CPU; an explicit gpu map is refused.
+        no_gpu = dict(run_env, DOCBIN_GPU_DEVICE='')
+        if 'role gpu: unbound' in run([os.path.join(bindir, 'docbin-run'), '--list-devices'], no_gpu).stdout:
+            auto, ref, gpu = (os.path.join(work, f) for f in ('auto.pgm', 'cpu.pgm', 'gpu.pgm'))
+            p = run([shared_exe, img, auto, 'sauvola', ''], no_gpu)
+            check(p.returncode == 0, f'no GPU: the default map failed: {p.stderr.strip()}')
+            run([os.path.join(bindir, 'docbin-run'), '--algo', 'sauvola', '--map', 'cpu', img, '-o', ref], no_gpu)
+            check(p.returncode == 0 and pgm(auto) == pgm(ref), 'no GPU: the default map differs from map cpu')
+            p = run([shared_exe, img, gpu, 'sauvola', '', 'gpu'], no_gpu)
+            check(p.returncode == 1 and 'DOCBIN_GPU_DEVICE' in p.stderr and not os.path.exists(gpu),
+                  f'no GPU: map gpu was not refused with the fix: {p.stderr!r}')
+            print('ok   no GPU bound: auto runs on cpu, map gpu is refused')
+        else:
+            print('the gpu role is bound by default here: the no-GPU checks need a machine without a GPU')
         # The README's example, as a reader would build it.
         example = clitest.write(os.path.join(work, 'binarize.c'), readme_example().encode())
         exe = os.path.join(work, 'binarize')
