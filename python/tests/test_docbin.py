@@ -167,6 +167,16 @@ def test_out_dtype_and_times(ctx):
     assert all(s['ms'] >= 0 for s in times['stages']) and times['wall_ms'] > 0
 
 
+def test_measure_then_auto_takes_the_wisdom(ctx, monkeypatch, tmp_path):
+    monkeypatch.setenv('DOCBIN_WISDOM', str(tmp_path / 'wisdom'))
+    image = page(seed=8)
+    measured, t = ctx.binarize(image, 'otsu', map='measure', times=True)
+    assert t['chosen_by'] == 'measure' and (tmp_path / 'wisdom').exists()
+    auto, t2 = ctx.binarize(image, 'otsu', times=True)
+    assert t2['chosen_by'] == 'wisdom' and t2['map'] == t['map']
+    assert np.array_equal(measured, auto) and np.array_equal(auto, ctx.binarize(image, 'otsu', map='cpu'))
+
+
 def test_module_level_and_descriptions(ctx):
     image = page(seed=6)
     assert np.array_equal(docbin.binarize(image, 'howe'), ctx.binarize(image, 'howe'))
