@@ -21,8 +21,8 @@
 ** Conventions. Every call that can fail returns a db_status (DB_OK is 0) and
 ** leaves a one-line message for db_error_message() in the calling thread,
 ** naming what failed and the fix. Pixels are 8-bit; ink is black (0) and
-** background white (255). Strings and images passed in are only read, and
-** only during the call. Everything this header declares is the whole of the
+** background white (255). Strings and input images are only read, and only
+** during the call. Everything this header declares is the whole of the
 ** library's interface; names it does not declare are not exported.
 **
 ** Threads. Calls on different contexts run in parallel. A context may be
