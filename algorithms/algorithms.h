@@ -10,8 +10,7 @@
 /* The algorithm called `name`, or NULL with an error listing the known names. */
 const db_algo *db_algo_find(const char *name);
 
-/* The number of algorithms, and the i-th in --list-algos order. */
-int db_algo_count(void);
+/* The i-th algorithm in --list-algos order, of db_algo_count() (public). */
 const db_algo *db_algo_at(int i);
 
 /* Prints an algorithm's stages (with their roles), items, parameters with

@@ -135,9 +135,9 @@ db_status db_grid_cut_new(int rows, int cols, const int32_t *source, const int32
     g->saturated = malloc(real * sizeof *g->saturated);
     g->seeds = malloc(real * sizeof *g->seeds);
     if (!g->nodes || !g->active || !g->orphans || !g->saturated || !g->seeds) {
+        size_t mib = ((size_t)g->count * sizeof(node) + 4 * real * sizeof(int32_t)) >> 20;
         db_grid_cut_free(g);
-        return db_fail(DB_ERR_NOMEM, "grid cut: out of memory for a %d x %d grid (%zu MiB)", rows, cols,
-                       ((size_t)g->count * sizeof(node) + 4 * real * sizeof(int32_t)) >> 20);
+        return db_fail(DB_ERR_NOMEM, "grid cut: out of memory for a %d x %d grid (%zu MiB)", rows, cols, mib);
     }
     const node ghost = {.rc = {NO_ARC, NO_ARC, NO_ARC, NO_ARC}, .parent = PARENT_NONE, .tree = TREE_FREE};
     for (int32_t k = 0; k < g->count; k++)

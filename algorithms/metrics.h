@@ -12,28 +12,9 @@
 #include <stdint.h>
 #include "runtime/image.h"
 
-/* The four classification counts over all pixels (ink = positive). */
-typedef struct db_counts {
-    int64_t tp, tn, fp, fn;
-} db_counts;
-
-/* Everything docbin-eval reports for one (GT, BIN) pair. Percentages are x100,
-** as DIBCO reports them. A value that is undefined for the pair (PSNR of a perfect
-** result, NRM of an all-white or all-black GT, DRD without a non-uniform block)
-** is +inf or NaN as documented per field; JSON prints those as null. */
-typedef struct db_metrics {
-    db_counts counts;
-    double accuracy;         /* (TP+TN)/N, percent */
-    double precision, recall, fmeasure;                       /* percent; 0 when TP = 0 */
-    int has_pseudo;          /* pseudo values computed (weights were available) */
-    double pseudo_precision, pseudo_recall, pseudo_fmeasure;  /* percent */
-    double psnr;             /* dB; +inf for a perfect result */
-    double drd;              /* NaN when NUBN = 0 */
-    uint64_t drd_sum;        /* sum of DRD_k in units of 1e-6 (integer weight table) */
-    int64_t nubn;            /* non-uniform complete 8x8 blocks of the GT */
-    double nrm;              /* +inf when the GT is all white or all black */
-    double mcc;              /* -1..1; 0 when the denominator is 0 */
-} db_metrics;
+/* db_counts (the four classification counts, ink = positive) and db_metrics
+** (everything docbin-eval reports for one pair; JSON prints its undefined
+** values as null) are public (include/docbin.h). */
 
 /* Weight sums of the pseudo-metrics over the TP, FP and FN pixels, each a double
 ** accumulated in raster order: pw_* of the stored P value (PW - 1), rw_* of the R value. */

@@ -297,8 +297,10 @@ db_status db_context_open(const char *cpu_spec, const char *gpu_spec, db_context
     db_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return db_fail(DB_ERR_NOMEM, "out of memory");
+    pthread_mutex_init(&ctx->lock, NULL);
     db_status st = discover(ctx);
     if (st != DB_OK) {
+        pthread_mutex_destroy(&ctx->lock);
         free(ctx);
         return st;
     }
@@ -349,6 +351,7 @@ void db_context_close(db_context *ctx)
     for (int r = 0; r < DB_ROLE_COUNT; r++)
         release_device(ctx->role[r]);
     free(ctx->devices);
+    pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }
 
@@ -361,7 +364,7 @@ db_device *db_context_device(db_context *ctx, db_role role)
     return NULL;
 }
 
-static const char *type_name(cl_device_type t)
+const char *db_device_type_name(cl_device_type t)
 {
     if (t & CL_DEVICE_TYPE_GPU)
         return "gpu";
@@ -394,7 +397,7 @@ void db_context_print_devices(const db_context *ctx, FILE *f)
         fprintf(f, " `-- Device #%d: %s\n", d->device_index, d->name);
         fprintf(f, "     %d:%d  role: %-7s  type: %s  compute units: %u  memory: %.1f GiB  "
                    "fp64: %s  key: %s  driver: %s\n",
-                d->platform_index, d->device_index, roles[0] ? roles : "-", type_name(d->type),
+                d->platform_index, d->device_index, roles[0] ? roles : "-", db_device_type_name(d->type),
                 d->compute_units, (double)d->global_mem / (1024.0 * 1024.0 * 1024.0),
                 d->has_fp64 ? "yes" : "no", d->key, d->driver_version);
     }

@@ -10,20 +10,20 @@
 #ifndef DB_DEVICE_H
 #define DB_DEVICE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <CL/cl.h>
 #include "runtime/error.h"
 
-/* Where a stage runs. The numeric values index per-role arrays. */
-typedef enum db_role {
-    DB_ROLE_CPU = 0,
-    DB_ROLE_GPU = 1,
-    DB_ROLE_COUNT
-} db_role;
+/* db_role (where a stage runs; its values index per-role arrays) and the
+** context's name are public (include/docbin.h); its fields are not. */
 
 /* "cpu" or "gpu". */
 const char *db_role_name(db_role role);
+
+/* "gpu", "cpu", "accelerator" or "other": how --list-devices names a device's type. */
+const char *db_device_type_name(cl_device_type type);
 
 /* One OpenCL device as discovered, before any context exists. */
 typedef struct db_device_info {
@@ -62,31 +62,23 @@ typedef struct db_device {
 } db_device;
 
 /* All devices of the machine and the roles bound to them. */
-typedef struct db_context {
+struct db_context {
     db_device_info *devices;
     int n_devices;
     db_device *role[DB_ROLE_COUNT]; /* NULL when the role has no device */
     char unbound_reason[DB_ROLE_COUNT][512]; /* why a role is NULL, with the fix */
     struct db_host_block *pool;     /* free host staging blocks (buffer.c) */
-} db_context;
+    pthread_mutex_t lock;           /* held by the public calls that run on the context (runtime/api.c),
+                                    ** so that threads sharing one take turns */
+};
 
-/* Discovers the OpenCL devices and binds the roles. `cpu_spec` and `gpu_spec`
-** come from --cpu-device / --gpu-device; NULL means the environment variable
-** (DOCBIN_CPU_DEVICE / DOCBIN_GPU_DEVICE), and if that is unset, the default
-** (cpu: the first CPU device; gpu: the GPU with the most compute units).
-** A spec is "P:D", "platform:type:name" substrings, or one bare word matched
-** against platform and device names, case-insensitively. An explicit spec that
-** matches no device or several is an error; a default that finds none leaves
-** the role unbound, and using it later is an error that says how to bind it. */
-db_status db_context_open(const char *cpu_spec, const char *gpu_spec, db_context **out);
+/* db_context_open and db_context_close are public (include/docbin.h): a bare
+** word of a spec is matched against platform and device names case-insensitively. */
 
 /* Lists the machine's OpenCL devices, in --list-devices order, without binding
 ** a role: for callers that open one context per device (--gpu-device all).
 ** `*devices` is malloc'd (free it); no platform gives *n == 0, not an error. */
 db_status db_device_list(db_device_info **devices, int *n);
-
-/* Releases every device, program and queue. NULL is allowed. */
-void db_context_close(db_context *ctx);
 
 /* The device bound to `role`, or NULL with an error message saying how to bind one. */
 db_device *db_context_device(db_context *ctx, db_role role);

@@ -1,5 +1,7 @@
 /*
-** docbin.h — the public interface of libdocbin, in one include.
+** docbin.h — every internal header of libdocbin, in one include, for the tools
+** and tests that reach past the public interface (include/docbin.h, which
+** programs outside docbin use, and which this includes).
 **
 ** Typical use: db_context_open() binds the cpu and gpu roles to OpenCL devices;
 ** db_algo_find() names an algorithm; db_map_parse() places its stages; db_job_*
@@ -7,9 +9,10 @@
 ** db_image_write() stores the result. Every call reports failure through
 ** db_status and db_error_message().
 */
-#ifndef DOCBIN_H
-#define DOCBIN_H
+#ifndef DB_INTERNAL_H
+#define DB_INTERNAL_H
 
+#include "include/docbin.h"
 #include "runtime/error.h"
 #include "runtime/image.h"
 #include "runtime/device.h"
@@ -22,8 +25,5 @@
 #include "planner/plan.h"
 #include "algorithms/algorithms.h"
 #include "algorithms/metrics.h"
-
-/* The library version, "MAJOR.MINOR.PATCH". */
-const char *db_version(void);
 
 #endif

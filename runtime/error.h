@@ -8,24 +8,13 @@
 #ifndef DB_ERROR_H
 #define DB_ERROR_H
 
-/* Why a call failed. Tools map these to exit codes (see docbin-run --help). */
-typedef enum db_status {
-    DB_OK = 0,
-    DB_ERR_USAGE,   /* bad argument, parameter, map, algorithm or stage name */
-    DB_ERR_IO,      /* a file could not be opened, read or written */
-    DB_ERR_FORMAT,  /* a file is not a valid or supported image */
-    DB_ERR_NOMEM,   /* an allocation failed or would exceed the memory limit */
-    DB_ERR_DEVICE,  /* no device for a role, or a device lacks a needed feature */
-    DB_ERR_CL       /* an OpenCL call failed (build errors include the build log) */
-} db_status;
+/* db_status and db_error_message() are public (include/docbin.h). */
+#include "include/docbin.h"
 
 /* Records a formatted message for the calling thread and returns `status`,
 ** so that callers can write `return db_fail(DB_ERR_IO, "...", ...)`. */
 db_status db_fail(db_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-
-/* The calling thread's last message ("" if none). Valid until the next db_fail. */
-const char *db_error_message(void);
 
 /* The status recorded with the calling thread's last message. */
 db_status db_error_status(void);

@@ -18,19 +18,8 @@
 #include <stdint.h>
 #include "runtime/error.h"
 
-/* An image in memory: rows of width*channels bytes, `stride` bytes apart. */
-typedef struct db_image {
-    int width;
-    int height;
-    int channels;   /* 1 = gray, 3 = RGB */
-    size_t stride;  /* bytes from one row to the next, >= width*channels */
-    uint8_t *data;
-    /* Pixels per inch across and down, as the file declared them; 0 when it
-    ** did not (or gave only an aspect ratio). Writers whose format can carry a
-    ** resolution (PNG, TIFF) write it; db_run's output keeps its input's. */
-    double dpi_x;
-    double dpi_y;
-} db_image;
+/* db_image, an image in memory (rows of width*channels bytes, `stride` bytes
+** apart), and db_image_free are public (include/docbin.h). */
 
 /* How colour becomes gray. Both are exact integer formulas. */
 typedef enum db_gray_rule {
