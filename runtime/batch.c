@@ -412,7 +412,7 @@ static void finish(batch *b, slot *s)
 ** thresholded at 128, so that 8-bit outputs are binary as 1-bit ones are. */
 static db_image *host_binary(const db_image *in, db_gray_rule rule)
 {
-    db_image *g = db_image_new(in->width, in->height, 1);
+    db_image *g = db_image_alloc(in->width, in->height, 1);
     if (!g)
         return NULL;
     g->dpi_x = in->dpi_x;

@@ -12,65 +12,28 @@
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The device through which host memory is pinned: the first bound device that
-** does not share host memory (a discrete GPU), or NULL. */
-static db_device *pinning_device(db_context *ctx)
-{
-    for (int r = 0; r < DB_ROLE_COUNT; r++)
-        if (ctx->role[r] && !ctx->role[r]->info.host_unified)
-            return ctx->role[r];
-    return NULL;
-}
+/* Host staging memory is one pool for the whole process, so that a page
+** decoded on any thread is a run's input as it lies, and a run's result is
+** handed out as an image without a copy, whichever context ran it. It is
+** pinned through the first context that binds a GPU which does not share host
+** memory (page-locked memory is usable by every context of the process), else
+** page-aligned ordinary memory. */
+static struct {
+    db_host_block *free;    /* ready for reuse, newest first */
+    size_t free_bytes;
+    db_host_block *used;    /* taken by runs or as images' pixels */
+    cl_command_queue queue; /* maps and unmaps pinned blocks (retained), or NULL */
+    int contexts;           /* open contexts */
+} host;
 
-static db_host_block *host_alloc(db_context *ctx, size_t bytes)
-{
-    bytes = bytes ? bytes : 1;
-    pthread_mutex_lock(&pool_lock);
-    for (db_host_block **pp = &ctx->pool; *pp; pp = &(*pp)->next)
-        if ((*pp)->bytes == bytes) {
-            db_host_block *b = *pp;
-            *pp = b->next;
-            b->next = NULL;
-            pthread_mutex_unlock(&pool_lock);
-            return b;
-        }
-    pthread_mutex_unlock(&pool_lock);
-
-    db_host_block *b = calloc(1, sizeof *b);
-    if (!b)
-        return NULL;
-    b->bytes = bytes;
-    db_device *pin = pinning_device(ctx);
-    if (pin) {
-        cl_int err;
-        b->pinned = clCreateBuffer(pin->context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes, NULL, &err);
-        if (err == CL_SUCCESS) {
-            b->ptr = clEnqueueMapBuffer(pin->transfer, b->pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
-                                        bytes, 0, NULL, NULL, &err);
-            if (err == CL_SUCCESS) {
-                b->pinned_dev = pin;
-                return b;
-            }
-            clReleaseMemObject(b->pinned);
-            b->pinned = NULL;
-        }
-        /* Pinned memory is an optimisation: ordinary memory gives the same results. */
-    }
-    if (posix_memalign(&b->ptr, 4096, db_round_up(bytes, 4096)) != 0) {
-        free(b);
-        return NULL;
-    }
-    return b;
-}
+/* Free blocks kept beyond this many bytes are released, oldest first. */
+#define HOST_POOL_MAX ((size_t)256 << 20)
 
 static void host_block_free(db_host_block *b)
 {
-    for (int r = 0; r < DB_ROLE_COUNT; r++)
-        if (b->alias[r])
-            clReleaseMemObject(b->alias[r]);
     if (b->pinned) {
         cl_event ev;
-        if (clEnqueueUnmapMemObject(b->pinned_dev->transfer, b->pinned, b->ptr, 0, NULL, &ev) == CL_SUCCESS) {
+        if (clEnqueueUnmapMemObject(host.queue, b->pinned, b->ptr, 0, NULL, &ev) == CL_SUCCESS) {
             clWaitForEvents(1, &ev);
             clReleaseEvent(ev);
         }
@@ -81,27 +44,140 @@ static void host_block_free(db_host_block *b)
     free(b);
 }
 
-static void host_free(db_context *ctx, db_host_block *b)
+/* With no context open and no block in use, pinning ends; the lock is held. */
+static void host_idle(void)
 {
-    if (!b)
-        return;
+    if (!host.contexts && !host.used && !host.free && host.queue) {
+        clReleaseCommandQueue(host.queue);
+        host.queue = NULL;
+    }
+}
+
+db_host_block *db_host_take(size_t bytes)
+{
+    bytes = bytes ? bytes : 1;
     pthread_mutex_lock(&pool_lock);
-    b->next = ctx->pool;
-    ctx->pool = b;
+    db_host_block *b = NULL;
+    for (db_host_block **pp = &host.free; *pp; pp = &(*pp)->next)
+        if ((*pp)->bytes == bytes) {
+            b = *pp;
+            *pp = b->next;
+            host.free_bytes -= bytes;
+            break;
+        }
+    if (!b && (b = calloc(1, sizeof *b))) {
+        b->bytes = bytes;
+        cl_context context = NULL;
+        cl_int err = host.queue ? clGetCommandQueueInfo(host.queue, CL_QUEUE_CONTEXT, sizeof context, &context, NULL)
+                                : CL_INVALID_COMMAND_QUEUE;
+        if (err == CL_SUCCESS)
+            b->pinned = clCreateBuffer(context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes, NULL, &err);
+        if (err == CL_SUCCESS) {
+            b->ptr = clEnqueueMapBuffer(host.queue, b->pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
+                                        NULL, NULL, &err);
+            if (err != CL_SUCCESS) {
+                clReleaseMemObject(b->pinned);
+                b->pinned = NULL;
+            }
+        }
+        /* Pinned memory is an optimisation: ordinary memory gives the same results. */
+        if (!b->pinned && posix_memalign(&b->ptr, 4096, db_round_up(bytes, 4096)) != 0) {
+            free(b);
+            b = NULL;
+        }
+    }
+    if (b) {
+        b->next = host.used;
+        host.used = b;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    return b;
+}
+
+/* Takes b out of the used list; the lock is held. */
+static bool host_unuse(const void *ptr, db_host_block **out)
+{
+    for (db_host_block **pp = &host.used; *pp; pp = &(*pp)->next)
+        if ((*pp)->ptr == ptr) {
+            *out = *pp;
+            *pp = (*pp)->next;
+            return true;
+        }
+    return false;
+}
+
+bool db_host_give(const void *ptr)
+{
+    db_host_block *b = NULL, *evict = NULL;
+    pthread_mutex_lock(&pool_lock);
+    if (!host_unuse(ptr, &b)) {
+        pthread_mutex_unlock(&pool_lock);
+        return false;
+    }
+    if (host.contexts) {
+        b->next = host.free;
+        host.free = b;
+        host.free_bytes += b->bytes;
+        b = NULL;
+        /* Past the bound, the oldest blocks go: page sizes change within a batch. */
+        while (host.free_bytes > HOST_POOL_MAX) {
+            db_host_block **pp = &host.free;
+            while ((*pp)->next)
+                pp = &(*pp)->next;
+            host.free_bytes -= (*pp)->bytes;
+            (*pp)->next = evict;
+            evict = *pp;
+            *pp = NULL;
+        }
+    }
+    if (b)
+        host_block_free(b);
+    while (evict) {
+        db_host_block *next = evict->next;
+        host_block_free(evict);
+        evict = next;
+    }
+    host_idle();
+    pthread_mutex_unlock(&pool_lock);
+    return true;
+}
+
+db_host_block *db_host_find(const void *ptr)
+{
+    pthread_mutex_lock(&pool_lock);
+    db_host_block *b = host.used;
+    while (b && b->ptr != ptr)
+        b = b->next;
+    pthread_mutex_unlock(&pool_lock);
+    return b;
+}
+
+void db_host_pool_open(db_context *ctx)
+{
+    pthread_mutex_lock(&pool_lock);
+    host.contexts++;
+    for (int r = 0; r < DB_ROLE_COUNT && !host.queue; r++)
+        if (ctx->role[r] && !ctx->role[r]->info.host_unified && clRetainCommandQueue(ctx->role[r]->transfer) == CL_SUCCESS)
+            host.queue = ctx->role[r]->transfer;
     pthread_mutex_unlock(&pool_lock);
 }
 
-void db_host_pool_drain(db_context *ctx)
+void db_host_pool_close(void)
 {
     pthread_mutex_lock(&pool_lock);
-    db_host_block *b = ctx->pool;
-    ctx->pool = NULL;
-    pthread_mutex_unlock(&pool_lock);
+    db_host_block *b = NULL;
+    if (--host.contexts == 0) {
+        b = host.free;
+        host.free = NULL;
+        host.free_bytes = 0;
+    }
     while (b) {
         db_host_block *next = b->next;
         host_block_free(b);
         b = next;
     }
+    host_idle();
+    pthread_mutex_unlock(&pool_lock);
 }
 
 /* A free device buffer in a device's pool. */
@@ -200,7 +276,7 @@ db_status db_buffer_init(db_buffer *buf, db_context *ctx, const char *name, size
 
 db_host_block *db_buffer_host(db_buffer *buf)
 {
-    if (!buf->host && !(buf->host = host_alloc(buf->ctx, buf->bytes)))
+    if (!buf->host && !(buf->host = db_host_take(buf->bytes)))
         db_fail(DB_ERR_NOMEM, "out of host memory for %s (%zu bytes)", buf->name, buf->bytes);
     return buf->host;
 }
@@ -212,18 +288,26 @@ static void release_event(cl_event *ev)
     *ev = NULL;
 }
 
-void db_buffer_release(db_buffer *buf, db_context *ctx)
+void db_buffer_release(db_buffer *buf)
 {
     for (int r = 0; r < DB_ROLE_COUNT; r++) {
         release_event(&buf->rep[r].ready);
-        /* A replica aliasing the host block stays with the block. */
-        if (buf->rep[r].mem && (!buf->host || buf->rep[r].mem != buf->host->alias[r]))
+        if (buf->rep[r].aliased)
+            clReleaseMemObject(buf->rep[r].mem);
+        else if (buf->rep[r].mem)
             db_device_free(buf->rep[r].dev, buf->rep[r].mem);
     }
     release_event(&buf->host_ready);
-    if (buf->host)
-        host_free(ctx, buf->host);
+    if (buf->host && !buf->borrowed)
+        db_host_give(buf->host->ptr);
     memset(buf, 0, sizeof *buf);
+}
+
+void db_buffer_lend(db_buffer *buf, db_host_block *block, bool valid)
+{
+    buf->host = block;
+    buf->borrowed = true;
+    buf->host_valid = valid;
 }
 
 static bool aliases_host(db_buffer *buf, const db_device *dev);
@@ -235,17 +319,15 @@ cl_mem db_buffer_mem(db_buffer *buf, db_device *dev)
         return buf->rep[r].mem;
     cl_mem m;
     if (aliases_host(buf, dev)) {
-        if (!buf->host->alias[r]) {
-            cl_int err;
-            buf->host->alias[r] = clCreateBuffer(dev->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
-                                                 buf->host->bytes, buf->host->ptr, &err);
-            if (err != CL_SUCCESS) {
-                buf->host->alias[r] = NULL;
-                db_cl_check(err, "wrapping host memory", dev);
-                return NULL;
-            }
+        /* Wrapping costs microseconds; a wrapper kept with the block would
+        ** belong to one context, and blocks move between contexts. */
+        cl_int err;
+        m = clCreateBuffer(dev->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, buf->bytes, buf->host->ptr, &err);
+        if (err != CL_SUCCESS) {
+            db_cl_check(err, "wrapping host memory", dev);
+            return NULL;
         }
-        m = buf->host->alias[r];
+        buf->rep[r].aliased = true;
     } else {
         m = db_device_alloc(dev, buf->bytes, buf->name);
         if (!m)

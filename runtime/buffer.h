@@ -5,12 +5,14 @@
 ** assignment: within a run every item is written exactly once). A stage's input
 ** is fetched lazily to its device; the writer's copy becomes the only valid one.
 ** Host memory is staging memory: pinned through the GPU's driver when a discrete
-** GPU is bound (one DMA each way), page-aligned otherwise. A device that shares
-** host memory (a CPU device such as PoCL) wraps the staging memory with
-** CL_MEM_USE_HOST_PTR, so its replica costs no copy; map/unmap commands keep it
-** coherent as the OpenCL specification requires. Roles live in different
-** contexts, so a dependency on another role's event goes through a user event
-** completed from that event's callback: no thread ever blocks waiting for it.
+** GPU is bound (one DMA each way), page-aligned otherwise. Large images live in
+** it too (db_image_alloc), so a decoded page is uploaded from where the decoder
+** wrote it and the result is downloaded into the image the caller receives. A
+** device that shares host memory (a CPU device such as PoCL) wraps the staging
+** memory with CL_MEM_USE_HOST_PTR, so its replica costs no copy; map/unmap
+** commands keep it coherent as the OpenCL specification requires. Roles live in
+** different contexts, so a dependency on another role's event waits on the host
+** (db_event_bridge).
 */
 #ifndef DB_BUFFER_H
 #define DB_BUFFER_H
@@ -22,15 +24,31 @@
 
 struct db_profile;
 
-/* Host staging memory, possibly pinned; recycled through the context's pool. */
+/* Host staging memory, possibly pinned: the pixels of large images and the
+** host copies of a run's items, from one process-wide pool. */
 typedef struct db_host_block {
     struct db_host_block *next;
     size_t bytes;
     void *ptr;
-    cl_mem pinned;           /* the ALLOC_HOST_PTR buffer backing ptr, or NULL */
-    db_device *pinned_dev;   /* the device whose queue mapped it */
-    cl_mem alias[DB_ROLE_COUNT]; /* USE_HOST_PTR wrappers of ptr, kept with the block */
+    cl_mem pinned; /* the ALLOC_HOST_PTR buffer backing ptr, or NULL */
 } db_host_block;
+
+/* A block of at least `bytes` bytes (contents undefined), or NULL when memory
+** is short. */
+db_host_block *db_host_take(size_t bytes);
+
+/* Returns the block whose memory starts at `ptr` to the pool; false (and
+** nothing done) when no block in use starts there. */
+bool db_host_give(const void *ptr);
+
+/* The block in use whose memory starts at `ptr`, or NULL: whether an image's
+** pixels are staging memory a run can use as they lie. */
+db_host_block *db_host_find(const void *ptr);
+
+/* A context opens (its discrete GPU, if any, pins the pool from now on) or
+** closes (with the last one, the free blocks are released). */
+void db_host_pool_open(db_context *ctx);
+void db_host_pool_close(void);
 
 /* One data item of one run. */
 typedef struct db_buffer {
@@ -38,12 +56,14 @@ typedef struct db_buffer {
     size_t bytes;
     db_context *ctx;
     db_host_block *host;     /* NULL until a copy on the host is needed (db_buffer_host) */
+    bool borrowed;           /* host is an image's pixels (db_buffer_lend), not the run's */
     bool host_valid;
     cl_event host_ready;     /* completes when the host copy is valid; NULL = now */
     struct {
         db_device *dev;
         cl_mem mem;
         bool valid;
+        bool aliased;        /* mem wraps the host block (a device sharing host memory) */
         cl_event ready;      /* completes when this replica is valid; NULL = now */
     } rep[DB_ROLE_COUNT];
 } db_buffer;
@@ -53,8 +73,14 @@ typedef struct db_buffer {
 ** makes costs nothing. */
 db_status db_buffer_init(db_buffer *buf, db_context *ctx, const char *name, size_t bytes);
 
-/* Releases replicas and events and returns the host block to the pool. */
-void db_buffer_release(db_buffer *buf, db_context *ctx);
+/* Releases replicas and events and returns the host block to the pool
+** unless it was lent. */
+void db_buffer_release(db_buffer *buf);
+
+/* Makes `block` (an image's pixels) the item's host copy, valid or not, so
+** that the input needs no copy in and the result none out; the block stays
+** the image's. */
+void db_buffer_lend(db_buffer *buf, db_host_block *block, bool valid);
 
 /* The item's host staging block, taken from the pool on first use; NULL with
 ** an error when there is no memory for it. */
@@ -79,9 +105,6 @@ db_status db_buffer_fetch_host(db_buffer *buf, struct db_profile *prof, cl_event
 ** command start 1 to 20 ms late with NVIDIA's driver and PoCL
 ** (bench/results/planner-h100.md), against microseconds for the wait. */
 db_status db_event_bridge(db_device *dev, cl_event ev, cl_event *out);
-
-/* Frees every pooled host block of `ctx`. */
-void db_host_pool_drain(db_context *ctx);
 
 /* Device memory of `bytes` bytes on `dev`, recycled through the device's pool:
 ** allocating a page's buffers on a GPU costs more than processing it. On

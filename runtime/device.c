@@ -339,6 +339,8 @@ db_status db_context_open(const char *cpu_spec, const char *gpu_spec, db_context
             return st;
         }
     }
+    db_host_pool_open(ctx);
+    ctx->pooled = true;
     *out = ctx;
     return DB_OK;
 }
@@ -347,7 +349,8 @@ void db_context_close(db_context *ctx)
 {
     if (!ctx)
         return;
-    db_host_pool_drain(ctx);
+    if (ctx->pooled)
+        db_host_pool_close();
     for (int r = 0; r < DB_ROLE_COUNT; r++)
         release_device(ctx->role[r]);
     free(ctx->devices);

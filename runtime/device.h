@@ -67,7 +67,7 @@ struct db_context {
     int n_devices;
     db_device *role[DB_ROLE_COUNT]; /* NULL when the role has no device */
     char unbound_reason[DB_ROLE_COUNT][512]; /* why a role is NULL, with the fix */
-    struct db_host_block *pool;     /* free host staging blocks (buffer.c) */
+    bool pooled;                    /* counted by the host staging pool (buffer.c) */
     pthread_mutex_t lock;           /* held by the public calls that run on the context (runtime/api.c),
                                     ** so that threads sharing one take turns */
 };

@@ -20,6 +20,7 @@
 #include "runtime/codec.h"
 #include "runtime/util.h"
 #include "runtime/image.h"
+#include "runtime/buffer.h"
 
 static const uint8_t png_signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
 
@@ -65,7 +66,10 @@ db_status db_image_check_size(long long width, long long height, int channels,
     return DB_OK;
 }
 
-db_image *db_image_new(int width, int height, int channels)
+/* Below this, pixels are ordinary memory: pinning costs more than it saves. */
+#define STAGED_MIN ((size_t)1 << 20)
+
+db_image *db_image_alloc(int width, int height, int channels)
 {
     if (channels != 1 && channels != 3) {
         db_fail(DB_ERR_USAGE, "db_image_new: %d channels; an image has 1 (gray) or 3 (RGB)",
@@ -83,15 +87,24 @@ db_image *db_image_new(int width, int height, int channels)
     img->height = height;
     img->channels = channels;
     img->stride = (size_t)width * (size_t)channels;
-    img->data = calloc(img->stride, (size_t)height);
+    size_t bytes = img->stride * (size_t)height;
+    db_host_block *b = bytes >= STAGED_MIN ? db_host_take(bytes) : NULL;
+    img->data = b ? b->ptr : malloc(bytes ? bytes : 1);
     if (!img->data) {
         db_fail(DB_ERR_NOMEM, "db_image_new: cannot allocate %dx%d image with %d channel%s "
                 "(%zu bytes); free memory or use a smaller image",
-                width, height, channels, channels == 1 ? "" : "s",
-                img->stride * (size_t)height);
+                width, height, channels, channels == 1 ? "" : "s", bytes);
         free(img);
         return NULL;
     }
+    return img;
+}
+
+db_image *db_image_new(int width, int height, int channels)
+{
+    db_image *img = db_image_alloc(width, height, channels);
+    if (img)
+        memset(img->data, 0, img->stride * (size_t)img->height);
     return img;
 }
 
@@ -99,7 +112,8 @@ void db_image_free(db_image *img)
 {
     if (!img)
         return;
-    free(img->data);
+    if (!db_host_give(img->data))
+        free(img->data);
     free(img);
 }
 

@@ -67,6 +67,11 @@ db_status db_image_check_size(long long width, long long height, int channels,
 ** contents zeroed. Returns NULL with an error message on failure. */
 db_image *db_image_new(int width, int height, int channels);
 
+/* As db_image_new, contents undefined: for writers of every pixel. A large
+** image's pixels are staging memory (runtime/buffer.h), which a run uses as
+** its input and downloads its result into without a copy. */
+db_image *db_image_alloc(int width, int height, int channels);
+
 /* Frees an image and its pixels; NULL is allowed. */
 void db_image_free(db_image *img);
 

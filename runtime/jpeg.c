@@ -199,7 +199,7 @@ static db_image *apply_orientation(const db_image *img, int o)
 {
     int w = img->width, h = img->height, c = img->channels;
     bool transposed = o >= 5;
-    db_image *out = db_image_new(transposed ? h : w, transposed ? w : h, c);
+    db_image *out = db_image_alloc(transposed ? h : w, transposed ? w : h, c);
     if (!out)
         return NULL;
     for (int y = 0; y < out->height; y++) {
@@ -318,7 +318,7 @@ static db_status decode(struct reader *r, bool header_only, int *width, int *hei
     }
     r->may_end = !jpeg_has_multiple_scans(cinfo) && !cinfo->arith_code;
     jpeg_start_decompress(cinfo);
-    r->img = db_image_new((int)w, (int)h, c);
+    r->img = db_image_alloc((int)w, (int)h, c);
     if (!r->img) {
         jpeg_destroy_decompress(cinfo);
         return db_fail(db_error_status(), "%s: %s", name, db_error_message());

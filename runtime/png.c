@@ -208,7 +208,7 @@ static db_image *decode(struct png_stream *stream, const char *name)
         goto fail;
     }
 
-    img = db_image_new((int)width, (int)height, channels);
+    img = db_image_alloc((int)width, (int)height, channels);
     if (!img) {
         db_fail(DB_ERR_NOMEM, "%s: out of memory for a %lux%lu image", name,
                 (unsigned long)width, (unsigned long)height);

@@ -161,7 +161,7 @@ db_image *db_png_read_fast(const uint8_t *bytes, size_t size, const char *name, 
         gather(bytes, size, idat);
         if (libdeflate_zlib_decompress(d, idat, l.idat_bytes, raw, raw_bytes, &got) == LIBDEFLATE_SUCCESS &&
             got == raw_bytes)
-            img = db_image_new((int)l.width, (int)l.height, l.channels);
+            img = db_image_alloc((int)l.width, (int)l.height, l.channels);
     }
     /* The row above the first is zeros. */
     uint8_t *zeros = img ? calloc(1, row) : NULL;

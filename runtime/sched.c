@@ -422,6 +422,7 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
     db_stage_run runs[DB_MAX_STAGES];
     memset(runs, 0, sizeof runs);
     cl_event result = NULL, report_ready = NULL;
+    db_image *result_img = NULL;
     int n_items = 0;
 
     for (; n_items < algo->n_items; n_items++) {
@@ -431,15 +432,31 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
             goto done;
     }
     {
-        /* The input item's host copy is the decoded image, packed. */
+        /* The input item's host copy is the decoded image, packed: the image
+        ** itself when its pixels are staging memory, else a copy. */
         db_buffer *ib = &items[algo->input];
         size_t row = (size_t)in->width * (size_t)in->channels;
-        if (!db_buffer_host(ib)) {
+        db_host_block *b = db_host_find(in->data);
+        if (b && in->stride == row && b->bytes >= ib->bytes) {
+            db_buffer_lend(ib, b, true);
+        } else {
+            if (!db_buffer_host(ib)) {
+                st = db_error_status();
+                goto done;
+            }
+            db_copy_rows(ib->host->ptr, row, in->data, in->stride, row, (size_t)in->height);
+            ib->host_valid = true;
+        }
+        /* The result is downloaded straight into the image returned. */
+        if (!(result_img = db_image_alloc(in->width, in->height, 1))) {
             st = db_error_status();
             goto done;
         }
-        db_copy_rows(ib->host->ptr, row, in->data, in->stride, row, (size_t)in->height);
-        ib->host_valid = true;
+        result_img->dpi_x = in->dpi_x; /* the page keeps its scale */
+        result_img->dpi_y = in->dpi_y;
+        db_buffer *ob = &items[algo->output];
+        if ((b = db_host_find(result_img->data)) && b->bytes >= ob->bytes)
+            db_buffer_lend(ob, b, false);
     }
 
     for (int s = 0, last; s < algo->n_stages; s = last + 1) {
@@ -502,18 +519,9 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
             goto done;
         }
     }
-    {
-        db_image *img = db_image_new(in->width, in->height, 1);
-        if (!img) {
-            st = db_error_status();
-            goto done;
-        }
-        db_copy_rows(img->data, img->stride, items[algo->output].host->ptr, (size_t)in->width, (size_t)in->width,
-                     (size_t)in->height);
-        img->dpi_x = in->dpi_x; /* the page keeps its scale */
-        img->dpi_y = in->dpi_y;
-        *out = img;
-    }
+    if (items[algo->output].host->ptr != result_img->data)
+        db_copy_rows(result_img->data, result_img->stride, items[algo->output].host->ptr, (size_t)in->width,
+                     (size_t)in->width, (size_t)in->height);
     if (report)
         report->n = 0;
     for (int i = 0; i < (algo->report_fields ? algo->n_report_fields : 0); i++) {
@@ -526,13 +534,13 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
             report->values[i] = v;
         }
         if (f->fatal && v == 0) {
-            db_image_free(*out);
-            *out = NULL;
             st = db_fail(DB_ERR_NOMEM, "%s: %s", algo->name, f->if_zero);
             goto done;
         }
     }
     wall = db_now_ns() - t0;
+    *out = result_img;
+    result_img = NULL;
 
 done:
     /* Everything enqueued must finish before its buffers return to the pools,
@@ -559,7 +567,8 @@ done:
             clReleaseMemObject(runs[s].constants[i]);
     }
     for (int i = 0; i < n_items; i++)
-        db_buffer_release(&items[i], ctx);
+        db_buffer_release(&items[i]);
+    db_image_free(result_img);
     return st;
 }
 

@@ -6,11 +6,12 @@
 ** a program outside docbin can make: the documented status and a message,
 ** never a crash, never a byte written outside the output's rows.
 */
-#define _POSIX_C_SOURCE 200809L /* setenv */
+#define _DEFAULT_SOURCE /* setenv, mkstemps */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "tests/reference.h"
 #include "tests/testutil.h"
 
@@ -126,6 +127,44 @@ static void check_in_place(db_context *ctx)
     free(p.packed);
 }
 
+/* A page large enough that its pixels are staging memory (db_image_load puts
+** them there): the run reads it as it lies and may write its result back into
+** it. Every map must still agree with the reference. */
+static void check_staged(db_context *ctx)
+{
+    enum { BW = 1280, BH = 1024 };
+    db_image big = {.width = BW, .height = BH, .channels = 1, .stride = BW, .data = malloc((size_t)BW * BH)};
+    uint32_t seed = 11;
+    for (size_t i = 0; i < (size_t)BW * BH; i++)
+        big.data[i] = (uint8_t)((i / BW) % 13 < 3 ? 40 + test_random(&seed) % 30 : 140 + test_random(&seed) % 90);
+    uint8_t *expect = malloc((size_t)BW * BH);
+    ref_binarize(big.data, BW, BH, REF_SAUVOLA, 25, 0.2, expect);
+    char path[] = "/tmp/docbin-test-api-XXXXXX.png";
+    int fd = mkstemps(path, 4);
+    CHECK(fd >= 0 && db_image_save(&big, path, 8) == DB_OK, "saving %s: %s", path, db_error_message());
+    db_image *loaded = NULL;
+    CHECK(db_image_load(path, &loaded) == DB_OK, "loading %s: %s", path, db_error_message());
+    const char *maps[] = {"cpu", "gpu", "stats=cpu"};
+    for (size_t i = 0; loaded && i < sizeof maps / sizeof maps[0]; i++) {
+        db_status st = db_binarize(ctx, "sauvola", "window=25", maps[i], loaded, &big);
+        CHECK(st == DB_OK && test_diff(big.data, expect, (size_t)BW * BH) == 0, "staged page, map %s: %s, %zu "
+              "pixels differ", maps[i], db_error_message(), test_diff(big.data, expect, (size_t)BW * BH));
+    }
+    if (loaded) {
+        db_image io = *loaded;
+        db_status st = db_binarize(ctx, "sauvola", "window=25", "gpu", loaded, &io);
+        CHECK(st == DB_OK && test_diff(io.data, expect, (size_t)BW * BH) == 0, "staged page in place: %s",
+              db_error_message());
+    }
+    db_image_free(loaded);
+    if (fd >= 0) {
+        close(fd);
+        unlink(path);
+    }
+    free(expect);
+    free(big.data);
+}
+
 static void check_times(db_context *ctx)
 {
     page p = make_page(3, 5);
@@ -213,19 +252,19 @@ static void check_misuse(db_context *ctx)
         const char *map;
         db_status status;
     } bad[] = {
-        {"4 channels", {W, H, 4, (size_t)W * 4, p.img.data}, out, NULL, DB_ERR_FORMAT},
-        {"0 columns", {0, H, 3, (size_t)W * 3, p.img.data}, out, NULL, DB_ERR_FORMAT},
-        {"negative rows", {W, -1, 3, (size_t)W * 3, p.img.data}, out, NULL, DB_ERR_FORMAT},
-        {"no pixels", {W, H, 3, (size_t)W * 3, NULL}, out, NULL, DB_ERR_USAGE},
-        {"a short stride", {W, H, 3, (size_t)W * 3 - 1, p.img.data}, out, NULL, DB_ERR_FORMAT},
-        {"an output of another size", p.img, {W - 1, H, 1, W, out.data}, NULL, DB_ERR_USAGE},
-        {"an RGB output", p.img, {W, H, 3, (size_t)W * 3, out.data}, NULL, DB_ERR_USAGE},
-        {"an output's short stride", p.img, {W, H, 1, W - 1, out.data}, NULL, DB_ERR_FORMAT},
-        {"an output without pixels", p.img, {W, H, 1, W, NULL}, NULL, DB_ERR_USAGE},
+        {"4 channels", {W, H, 4, (size_t)W * 4, p.img.data, 0, 0}, out, NULL, DB_ERR_FORMAT},
+        {"0 columns", {0, H, 3, (size_t)W * 3, p.img.data, 0, 0}, out, NULL, DB_ERR_FORMAT},
+        {"negative rows", {W, -1, 3, (size_t)W * 3, p.img.data, 0, 0}, out, NULL, DB_ERR_FORMAT},
+        {"no pixels", {W, H, 3, (size_t)W * 3, NULL, 0, 0}, out, NULL, DB_ERR_USAGE},
+        {"a short stride", {W, H, 3, (size_t)W * 3 - 1, p.img.data, 0, 0}, out, NULL, DB_ERR_FORMAT},
+        {"an output of another size", p.img, {W - 1, H, 1, W, out.data, 0, 0}, NULL, DB_ERR_USAGE},
+        {"an RGB output", p.img, {W, H, 3, (size_t)W * 3, out.data, 0, 0}, NULL, DB_ERR_USAGE},
+        {"an output's short stride", p.img, {W, H, 1, W - 1, out.data, 0, 0}, NULL, DB_ERR_FORMAT},
+        {"an output without pixels", p.img, {W, H, 1, W, NULL, 0, 0}, NULL, DB_ERR_USAGE},
         {"a map of 2 stages", p.img, out, "gpu,cpu", DB_ERR_USAGE},
         {"an unknown map word", p.img, out, "fastest", DB_ERR_USAGE},
         {"an unknown stage", p.img, out, "stats=cpu", DB_ERR_USAGE},
-        {"a too large page", {DB_IMAGE_MAX_SIDE + 1, 1, 1, DB_IMAGE_MAX_SIDE + 1, p.img.data}, out, NULL,
+        {"a too large page", {DB_IMAGE_MAX_SIDE + 1, 1, 1, DB_IMAGE_MAX_SIDE + 1, p.img.data, 0, 0}, out, NULL,
          DB_ERR_FORMAT},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -308,7 +347,8 @@ static void check_evaluate(void)
         fp += gt[i] && !bin[i];
         fn += !gt[i] && bin[i];
     }
-    db_image g = {W, H, 1, W, gt}, b = {W, H, 1, W, bin};
+    db_image g = {.width = W, .height = H, .channels = 1, .stride = W, .data = gt};
+    db_image b = {.width = W, .height = H, .channels = 1, .stride = W, .data = bin};
     db_metrics m;
     db_status st = db_evaluate(&g, &b, 1, &m);
     CHECK(st == DB_OK && m.counts.tp == tp && m.counts.fp == fp && m.counts.fn == fn &&
@@ -319,7 +359,7 @@ static void check_evaluate(void)
     CHECK(st == DB_OK && fabs(m.fmeasure - 2 * p * r / (p + r)) < 1e-9, "F %.6f, expected %.6f", m.fmeasure,
           2 * p * r / (p + r));
     CHECK(db_evaluate(&g, &b, 0, &m) == DB_OK && !m.has_pseudo && isnan(m.pseudo_fmeasure), "evaluate, no pseudo");
-    db_image small = {W - 1, H, 1, W, bin};
+    db_image small = {.width = W - 1, .height = H, .channels = 1, .stride = W, .data = bin};
     CHECK(db_evaluate(&g, &small, 1, &m) == DB_ERR_FORMAT, "evaluate: sizes differ");
     bin[5] = 7;
     CHECK(db_evaluate(&g, &b, 1, &m) == DB_ERR_FORMAT && strstr(db_error_message(), "result"),
@@ -378,6 +418,7 @@ int main(void)
     db_context *ctx = test_open_context();
     check_runs(ctx);
     check_in_place(ctx);
+    check_staged(ctx);
     check_times(ctx);
     check_settings(ctx);
     check_misuse(ctx);
