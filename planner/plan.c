@@ -77,7 +77,7 @@ db_status db_plan_key(const db_context *ctx, const db_algo *algo, const db_job *
     int bucket = (int)lround(log2((double)width * (double)height));
     const char *keys[DB_ROLE_COUNT];
     for (int r = 0; r < DB_ROLE_COUNT; r++)
-        keys[r] = ctx->role[r] ? ctx->role[r]->info.key : "-";
+        keys[r] = ctx->chosen[r] ? ctx->chosen[r]->key : "-";
     int n = snprintf(key, size, "%s %s %s %d %d %s %s %s", algo->name,
                      algo->n_variants ? algo->variants[job->variant] : "-", params[0] ? params : "-", channels,
                      bucket, keys[DB_ROLE_CPU], keys[DB_ROLE_GPU], hash);
@@ -100,9 +100,9 @@ static bool runnable(const db_context *ctx, const db_algo *algo, const db_map *m
 {
     for (int s = 0; s < map->n; s++) {
         db_role r = map->role[s];
-        if (!algo->stages[s].impl[r] || !ctx->role[r]) {
+        if (!algo->stages[s].impl[r] || !ctx->chosen[r]) {
             snprintf(why, size, "stage %s %s on %s", algo->stages[s].name,
-                     ctx->role[r] ? "has no implementation" : "has no device", db_role_name(r));
+                     ctx->chosen[r] ? "has no implementation" : "has no device", db_role_name(r));
             return false;
         }
     }
@@ -115,7 +115,7 @@ db_status db_plan_estimate(const db_context *ctx, const db_algo *algo, const db_
     db_status st = plan_init(ctx, algo, job, width, height, channels, plan);
     if (st != DB_OK)
         return st;
-    bool gpu = ctx->role[DB_ROLE_GPU] != NULL;
+    bool gpu = ctx->chosen[DB_ROLE_GPU] != NULL;
     db_map_default(algo, gpu, &plan->map);
     plan->source = DB_PLAN_FROM_ESTIMATE;
     char why[256];
@@ -218,7 +218,7 @@ db_status db_plan_measure(db_context *ctx, const db_algo *algo, const db_job *jo
     if (st != DB_OK)
         return st;
     plan->n_timings = n;
-    const db_plan_timing *best = &plan->timings[db_plan_fastest(algo, ctx->role[DB_ROLE_GPU], plan->timings, n)];
+    const db_plan_timing *best = &plan->timings[db_plan_fastest(algo, ctx->chosen[DB_ROLE_GPU] != NULL, plan->timings, n)];
     plan->map = best->map;
     plan->source = DB_PLAN_FROM_MEASURE;
     snprintf(plan->why, sizeof plan->why, "measure: the lowest median wall time of %d map%s over %d timed run%s",

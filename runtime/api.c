@@ -97,8 +97,7 @@ db_status db_device_describe(const db_context *ctx, int i, db_device_desc *desc)
         .compute_units = (int)d->compute_units, .memory = d->global_mem,
     };
     for (int r = 0; r < DB_ROLE_COUNT; r++) {
-        const db_device *bound = ctx->role[r];
-        if (bound && bound->info.platform_index == d->platform_index && bound->info.device_index == d->device_index)
+        if (ctx->chosen[r] == d)
             desc->roles |= 1u << r;
     }
     return DB_OK;
@@ -450,9 +449,9 @@ db_status db_method_run_files(db_context *ctx, const db_method *m, const char *m
     /* The lanes bind the context's own devices. */
     char specs[DB_ROLE_COUNT][32];
     for (int r = 0; r < DB_ROLE_COUNT; r++)
-        if (ctx->role[r])
-            snprintf(specs[r], sizeof specs[r], "%d:%d", ctx->role[r]->info.platform_index,
-                     ctx->role[r]->info.device_index);
+        if (ctx->chosen[r])
+            snprintf(specs[r], sizeof specs[r], "%d:%d", ctx->chosen[r]->platform_index,
+                     ctx->chosen[r]->device_index);
     db_batch_list list = {0};
     for (int i = 0; i < n_inputs && st == DB_OK; i++)
         st = inputs[i] ? db_batch_list_add(&list, inputs[i])
@@ -467,8 +466,8 @@ db_status db_method_run_files(db_context *ctx, const db_method *m, const char *m
     if (st == DB_OK) {
         db_batch_options opt = {
             .algo = m->algo, .mode = mode, .map = &given, .job = &m->job,
-            .cpu_spec = ctx->role[DB_ROLE_CPU] ? specs[DB_ROLE_CPU] : NULL,
-            .gpu_spec = ctx->role[DB_ROLE_GPU] ? specs[DB_ROLE_GPU] : NULL,
+            .cpu_spec = ctx->chosen[DB_ROLE_CPU] ? specs[DB_ROLE_CPU] : NULL,
+            .gpu_spec = ctx->chosen[DB_ROLE_GPU] ? specs[DB_ROLE_GPU] : NULL,
             .bits = !strcmp(format, "pgm") ? 8 : 1, .prog = "docbin", .on_image = note_failure, .user = &first,
         };
         st = db_batch_run(&opt, &list, &sum);

@@ -812,7 +812,7 @@ static db_status open_lane(const db_batch_options *opt, const char *gpu_spec, db
     db_map est;
     const db_map *map = opt->map;
     if (opt->mode != DB_PLAN_GIVEN) {
-        db_map_default(opt->algo, (*ctx)->role[DB_ROLE_GPU] != NULL, &est);
+        db_map_default(opt->algo, (*ctx)->chosen[DB_ROLE_GPU] != NULL, &est);
         map = &est;
     }
     for (int s = 0; s < map->n; s++)
@@ -1170,7 +1170,7 @@ static db_status plan_lanes(const db_batch_options *opt, int n_images, char (*sp
 /* Whether the batch adds a CPU lane (db_cpu_lane), seeing the first lane's context. */
 static bool wants_cpu_lane(const db_batch_options *opt, const db_context *ctx)
 {
-    if (opt->cpu_lane == DB_CPU_LANE_OFF || opt->serial || !ctx->role[DB_ROLE_CPU])
+    if (opt->cpu_lane == DB_CPU_LANE_OFF || opt->serial || !ctx->chosen[DB_ROLE_CPU])
         return false;
     for (int s = 0; s < opt->algo->n_stages; s++)
         if (!opt->algo->stages[s].impl[DB_ROLE_CPU])
@@ -1178,8 +1178,8 @@ static bool wants_cpu_lane(const db_batch_options *opt, const db_context *ctx)
     if (opt->cpu_lane == DB_CPU_LANE_ON)
         return true;
     /* auto: beside a real GPU, and only when the map is docbin's to choose. */
-    const db_device *gpu = ctx->role[DB_ROLE_GPU];
-    return opt->mode != DB_PLAN_GIVEN && gpu && !gpu->info.host_unified;
+    const db_device_info *gpu = ctx->chosen[DB_ROLE_GPU];
+    return opt->mode != DB_PLAN_GIVEN && gpu && !gpu->host_unified;
 }
 
 /* Whether `name` is an image file name: the stale temporary files of a

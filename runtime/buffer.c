@@ -152,13 +152,18 @@ db_host_block *db_host_find(const void *ptr)
     return b;
 }
 
-void db_host_pool_open(db_context *ctx)
+void db_host_pool_open(void)
 {
     pthread_mutex_lock(&pool_lock);
     host.contexts++;
-    for (int r = 0; r < DB_ROLE_COUNT && !host.queue; r++)
-        if (ctx->role[r] && !ctx->role[r]->info.host_unified && clRetainCommandQueue(ctx->role[r]->transfer) == CL_SUCCESS)
-            host.queue = ctx->role[r]->transfer;
+    pthread_mutex_unlock(&pool_lock);
+}
+
+void db_host_pool_pin(db_device *dev)
+{
+    pthread_mutex_lock(&pool_lock);
+    if (!host.queue && clRetainCommandQueue(dev->transfer) == CL_SUCCESS)
+        host.queue = dev->transfer;
     pthread_mutex_unlock(&pool_lock);
 }
 

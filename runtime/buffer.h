@@ -45,10 +45,13 @@ bool db_host_give(const void *ptr);
 ** pixels are staging memory a run can use as they lie. */
 db_host_block *db_host_find(const void *ptr);
 
-/* A context opens (its discrete GPU, if any, pins the pool from now on) or
-** closes (with the last one, the free blocks are released). */
-void db_host_pool_open(db_context *ctx);
+/* A context opens, or closes (with the last one, the free blocks are released). */
+void db_host_pool_open(void);
 void db_host_pool_close(void);
+
+/* A device that does not share host memory was bound: new blocks are pinned
+** through it, unless another device pins them already. */
+void db_host_pool_pin(db_device *dev);
 
 /* One data item of one run. */
 typedef struct db_buffer {

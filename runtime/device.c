@@ -219,15 +219,6 @@ static db_status bind_device(db_context *ctx, db_role role, int index)
         return db_fail(DB_ERR_NOMEM, "out of memory binding the %s role", db_role_name(role));
     dev->info = ctx->devices[index];
     dev->role = role;
-    if (!dev->info.has_fp64) {
-        db_status st = db_fail(DB_ERR_DEVICE,
-                               "device '%s' has no double precision (cl_khr_fp64), which docbin "
-                               "needs for bit-identical thresholds; bind the %s role to another "
-                               "device with --%s-device",
-                               dev->info.name, db_role_name(role), db_role_name(role));
-        free(dev);
-        return st;
-    }
     cl_int err;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->info.platform, 0};
     dev->context = clCreateContext(props, 1, &dev->info.id, NULL, NULL, &err);
@@ -247,6 +238,8 @@ static db_status bind_device(db_context *ctx, db_role role, int index)
         free(dev);
         return st;
     }
+    if (!dev->info.host_unified)
+        db_host_pool_pin(dev);
     cl_uint align_bits = 1024;
     clGetDeviceInfo(dev->info.id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
     dev->mem_align = align_bits / 8 < 64 ? 64 : align_bits / 8;
@@ -298,10 +291,12 @@ db_status db_context_open(const char *cpu_spec, const char *gpu_spec, db_context
     if (!ctx)
         return db_fail(DB_ERR_NOMEM, "out of memory");
     pthread_mutex_init(&ctx->lock, NULL);
+    pthread_mutex_init(&ctx->bind_lock, NULL);
+    db_host_pool_open();
+    ctx->pooled = true;
     db_status st = discover(ctx);
     if (st != DB_OK) {
-        pthread_mutex_destroy(&ctx->lock);
-        free(ctx);
+        db_context_close(ctx);
         return st;
     }
     const char *specs[DB_ROLE_COUNT] = {cpu_spec, gpu_spec};
@@ -333,14 +328,16 @@ db_status db_context_open(const char *cpu_spec, const char *gpu_spec, db_context
                 continue;
             }
         }
-        st = bind_device(ctx, (db_role)r, index);
-        if (st != DB_OK) {
+        const db_device_info *d = &ctx->devices[index];
+        if (!d->has_fp64) {
+            st = db_fail(DB_ERR_DEVICE, "device '%s' has no double precision (cl_khr_fp64), which docbin needs for "
+                         "bit-identical thresholds; bind the %s role to another device with --%s-device", d->name,
+                         db_role_name((db_role)r), db_role_name((db_role)r));
             db_context_close(ctx);
             return st;
         }
+        ctx->chosen[r] = d;
     }
-    db_host_pool_open(ctx);
-    ctx->pooled = true;
     *out = ctx;
     return DB_OK;
 }
@@ -355,13 +352,19 @@ void db_context_close(db_context *ctx)
         release_device(ctx->role[r]);
     free(ctx->devices);
     pthread_mutex_destroy(&ctx->lock);
+    pthread_mutex_destroy(&ctx->bind_lock);
     free(ctx);
 }
 
 db_device *db_context_device(db_context *ctx, db_role role)
 {
-    if (ctx->role[role])
-        return ctx->role[role];
+    pthread_mutex_lock(&ctx->bind_lock);
+    if (!ctx->role[role] && ctx->chosen[role])
+        bind_device(ctx, role, (int)(ctx->chosen[role] - ctx->devices));
+    db_device *dev = ctx->role[role];
+    pthread_mutex_unlock(&ctx->bind_lock);
+    if (dev || ctx->chosen[role]) /* bound, or binding failed with its own message */
+        return dev;
     db_fail(DB_ERR_DEVICE, "the %s role has no device: %s", db_role_name(role),
             ctx->unbound_reason[role][0] ? ctx->unbound_reason[role] : "bind one");
     return NULL;
@@ -393,7 +396,7 @@ void db_context_print_devices(const db_context *ctx, FILE *f)
         }
         char roles[32] = "";
         for (int r = 0; r < DB_ROLE_COUNT; r++)
-            if (ctx->role[r] && ctx->role[r]->info.id == d->id) {
+            if (ctx->chosen[r] == d) {
                 size_t len = strlen(roles);
                 snprintf(roles + len, sizeof roles - len, "%s%s", len ? "," : "", db_role_name((db_role)r));
             }
@@ -405,6 +408,6 @@ void db_context_print_devices(const db_context *ctx, FILE *f)
                 d->has_fp64 ? "yes" : "no", d->key, d->driver_version);
     }
     for (int r = 0; r < DB_ROLE_COUNT; r++)
-        if (!ctx->role[r])
+        if (!ctx->chosen[r])
             fprintf(f, "role %s: unbound (%s)\n", db_role_name((db_role)r), ctx->unbound_reason[r]);
 }

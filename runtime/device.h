@@ -65,8 +65,11 @@ typedef struct db_device {
 struct db_context {
     db_device_info *devices;
     int n_devices;
-    db_device *role[DB_ROLE_COUNT]; /* NULL when the role has no device */
-    char unbound_reason[DB_ROLE_COUNT][512]; /* why a role is NULL, with the fix */
+    const db_device_info *chosen[DB_ROLE_COUNT]; /* each role's device, NULL when it has none */
+    char unbound_reason[DB_ROLE_COUNT][512]; /* why chosen[r] is NULL, with the fix */
+    db_device *role[DB_ROLE_COUNT]; /* the chosen device with its context and queues: bound on first use
+                                    ** (db_context_device), so a run opens only what its map needs */
+    pthread_mutex_t bind_lock;
     bool pooled;                    /* counted by the host staging pool (buffer.c) */
     pthread_mutex_t lock;           /* held by the public calls that run on the context (runtime/api.c),
                                     ** so that threads sharing one take turns */
@@ -80,7 +83,8 @@ struct db_context {
 ** `*devices` is malloc'd (free it); no platform gives *n == 0, not an error. */
 db_status db_device_list(db_device_info **devices, int *n);
 
-/* The device bound to `role`, or NULL with an error message saying how to bind one. */
+/* The device of `role`, bound now if it was not yet (an OpenCL context and
+** two queues), or NULL with an error message saying how to bind one. */
 db_device *db_context_device(db_context *ctx, db_role role);
 
 /* Finds the one device that `spec` names, as db_context_open does. */

@@ -367,7 +367,7 @@ static db_status check_memory(const db_context *ctx, const db_algo *algo, const 
                               const db_image *in)
 {
     for (int r = 0; r < DB_ROLE_COUNT; r++) {
-        const db_device *dev = ctx->role[r];
+        const db_device_info *dev = ctx->chosen[r];
         bool used[DB_MAX_ITEMS] = {false};
         for (int s = 0, last; dev && s < map->n; s = last + 1) {
             const db_stage *stage = db_run_step(algo, map, job, s, &last);
@@ -383,12 +383,12 @@ static db_status check_memory(const db_context *ctx, const db_algo *algo, const 
                 total += b;
                 largest = b > largest ? b : largest;
             }
-        if (dev && (total > dev->info.global_mem || (dev->info.max_alloc && largest > dev->info.max_alloc)))
+        if (dev && (total > dev->global_mem || (dev->max_alloc && largest > dev->max_alloc)))
             return db_fail(DB_ERR_NOMEM, "a %dx%d page is too large for the %s device '%s': %s needs %.2f GB there, "
                            "%.2f GB in its largest buffer, and the device has %.2f GB, at most %.2f GB in one "
                            "buffer; use --map cpu or split the page", in->width, in->height, db_role_name((db_role)r),
-                           dev->info.name, algo->name, total / 1e9, largest / 1e9, dev->info.global_mem / 1e9,
-                           dev->info.max_alloc / 1e9);
+                           dev->name, algo->name, total / 1e9, largest / 1e9, dev->global_mem / 1e9,
+                           dev->max_alloc / 1e9);
     }
     return DB_OK;
 }

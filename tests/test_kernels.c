@@ -12,7 +12,7 @@ int main(void)
     for (int r = 0; r < DB_ROLE_COUNT; r++)
         for (int i = 0; i < db_cl_source_count; i++) {
             struct db_program *p;
-            db_status st = db_program_get(ctx->role[r], db_cl_sources[i].name, &p);
+            db_status st = db_program_get(db_context_device(ctx, (db_role)r), db_cl_sources[i].name, &p);
             CHECK(st == DB_OK, "%s on the %s role: %s", db_cl_sources[i].name, db_role_name((db_role)r),
                   db_error_message());
         }

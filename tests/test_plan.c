@@ -194,14 +194,14 @@ static void test_estimate(db_context *ctx)
     char text[64];
     db_map_format(&plan.map, text, sizeof text);
     CHECK(!strcmp(text, "gpu,gpu,gpu") && !plan.note[0], "estimate with a GPU: %s (%s)", text, plan.note);
-    db_device *gpu = ctx->role[DB_ROLE_GPU];
-    ctx->role[DB_ROLE_GPU] = NULL;
+    const db_device_info *gpu = ctx->chosen[DB_ROLE_GPU];
+    ctx->chosen[DB_ROLE_GPU] = NULL;
     CHECK(db_plan_estimate(ctx, howe, &job, 100, 80, 1, &plan) == DB_OK, "estimate: %s", db_error_message());
     db_map_format(&plan.map, text, sizeof text);
     CHECK(!strcmp(text, "cpu,cpu,cpu") && strstr(plan.note, "every stage runs on cpu"),
           "estimate without a GPU: %s, note '%s'", text, plan.note);
     CHECK(strstr(plan.key, " - ") != NULL, "an unbound role's key is '-': %s", plan.key);
-    ctx->role[DB_ROLE_GPU] = gpu;
+    ctx->chosen[DB_ROLE_GPU] = gpu;
 }
 
 /* A real measurement of sauvola on PoCL: every map timed, the image kept, the

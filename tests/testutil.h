@@ -32,9 +32,9 @@ static inline db_context *test_open_context(void)
         exit(77);
     }
     for (int r = 0; r < DB_ROLE_COUNT; r++)
-        if (!ctx->role[r]) {
+        if (!db_context_device(ctx, (db_role)r)) {
             fprintf(stderr, "SKIP: the %s role has no device (%s)\n", db_role_name((db_role)r),
-                    ctx->unbound_reason[r]);
+                    db_error_message());
             exit(77);
         }
     return ctx;

@@ -205,9 +205,7 @@ static int bench(const request *rq)
         return code;
     pages p = {0};
     db_context *ctx = NULL;
-    st = load_pages(rq, &p);
-    if (st == DB_OK)
-        st = db_context_open(rq->cpu_spec, rq->gpu_spec, &ctx);
+    st = db_context_open(rq->cpu_spec, rq->gpu_spec, &ctx);
     for (int m = 0; m < n_maps && st == DB_OK; m++)
         for (int s = 0; s < maps[m].n && st == DB_OK; s++)
             if (!db_context_device(ctx, maps[m].role[s])) {
@@ -217,6 +215,9 @@ static int bench(const request *rq)
                              db_role_name(maps[m].role[s]), db_error_message(),
                              rq->maps ? "" : "; or choose maps with --maps");
             }
+    /* Read with the devices bound, the pages lie in pinned staging memory, as a batch's do. */
+    if (st == DB_OK)
+        st = load_pages(rq, &p);
     db_bench b = {0};
     if (st == DB_OK) {
         db_bench_options o = {.algo = algo, .job = &job, .maps = maps, .n_maps = n_maps,
