@@ -117,8 +117,9 @@ nomem:
                    o->n_maps);
 }
 
-/* Copies every run's stage spans, copy time and wall time of one cell out of its profile. */
-static void collect(db_bench *b, int image, int map, const db_profile *prof)
+/* Copies every run's stage spans, copy time and wall time of one cell out of
+** its profile. A fused step's time goes to its first stage (db_run_step). */
+static void collect(db_bench *b, const db_job *job, int image, int map, const db_profile *prof)
 {
     const db_algo *algo = b->algo;
     enum { MAX_ROWS = 4 * DB_MAX_STAGES + 4 * DB_MAX_ITEMS };
@@ -133,8 +134,9 @@ static void collect(db_bench *b, int image, int map, const db_profile *prof)
                 b->copy_ms[at] += rows[i].busy_ms;
                 continue;
             }
-            for (int s = 0; s < algo->n_stages; s++)
-                if (rows[i].role == b->maps[map].role[s] && !strcmp(rows[i].stage, algo->stages[s].name))
+            for (int s = 0, last; s < algo->n_stages; s = last + 1)
+                if (rows[i].role == b->maps[map].role[s] &&
+                    !strcmp(rows[i].stage, db_run_step(algo, &b->maps[map], job, s, &last)->name))
                     b->stage_ms[at * DB_MAX_STAGES + (size_t)s] = rows[i].span_ms;
         }
         b->wall_ms[at] = db_profile_run_wall_ms(prof, run);
@@ -192,7 +194,7 @@ db_status db_bench_run(db_context *ctx, const db_bench_options *o, db_bench *b)
             if (prof[m]->runs != cell_runs)
                 st = db_fail(DB_ERR_CL, "%d runs were profiled, not %d", prof[m]->runs, cell_runs);
             else
-                collect(b, i, m, prof[m]);
+                collect(b, o->job, i, m, prof[m]);
         }
         for (int m = 0; m < o->n_maps; m++) {
             db_profile_free(prof[m]);

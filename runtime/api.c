@@ -457,8 +457,8 @@ db_status db_method_run_files(db_context *ctx, const db_method *m, const char *m
         st = inputs[i] ? db_batch_list_add(&list, inputs[i])
                        : db_fail(DB_ERR_USAGE, "%s: input %d is NULL", call, i);
     if (st == DB_OK && list.n == 0)
-        st = db_fail(DB_ERR_USAGE, "%s: no input images found (a directory gives its .png, .pnm, .pgm, .ppm and "
-                     ".pbm files; a list file one path per line)", call);
+        st = db_fail(DB_ERR_USAGE, "%s: no input images found (a directory gives its PNG, PNM, TIFF, JPEG "
+                     "and JPEG 2000 files by extension; a list file one path per line)", call);
     if (st == DB_OK)
         st = db_batch_list_name_outputs(&list, out_dir, format);
     first_failure first = {0};

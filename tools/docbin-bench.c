@@ -171,7 +171,7 @@ static int choose_maps(const db_algo *algo, const char *text, db_map *maps, int 
     return CLI_OK;
 }
 
-static void print_summary(const db_bench *b)
+static void print_summary(const db_bench *b, const db_job *job)
 {
     const db_algo *algo = b->algo;
     for (int i = 0; i < b->n_images; i++)
@@ -183,8 +183,8 @@ static void print_summary(const db_bench *b)
                 continue;
             printf("%s %s (%dx%d) map %s: median (min - max) of %d runs\n", algo->name, b->image_names[i],
                    b->width[i], b->height[i], text, b->runs);
-            for (int s = 0; s < algo->n_stages; s++)
-                printf("  %-12s %-4s %10.3f ms (%.3f - %.3f)\n", algo->stages[s].name,
+            for (int s = 0, last; s < algo->n_stages; s = last + 1) /* a fused step is one row */
+                printf("  %-12s %-4s %10.3f ms (%.3f - %.3f)\n", db_run_step(algo, &b->maps[m], job, s, &last)->name,
                        db_role_name(b->maps[m].role[s]), stage[s].median, stage[s].min, stage[s].max);
             printf("  %-12s %-4s %10.3f ms (%.3f - %.3f)\n", "copies", "-", copies.median, copies.min, copies.max);
             printf("  %-12s %-4s %10.3f ms (%.3f - %.3f)\n", "total", "-", total.median, total.min, total.max);
@@ -229,7 +229,7 @@ static int bench(const request *rq)
     }
     /* Files last, so that a failure before them leaves none; a failed SVG takes the CSV with it. */
     if (st == DB_OK)
-        print_summary(&b);
+        print_summary(&b, &job);
     if (st == DB_OK && rq->csv)
         st = db_bench_write_csv(&b, rq->csv);
     if (st == DB_OK && rq->svg && (st = db_bench_write_svg(&b, rq->svg)) != DB_OK && rq->csv)

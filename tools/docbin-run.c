@@ -536,8 +536,8 @@ static int run_batch(const request *rq)
         st = db_batch_list_add(&list, rq->inputs[i]);
     if (st == DB_OK && list.n == 0) {
         db_batch_list_free(&list);
-        return cli_usage("no input images found (a directory gives its .png, .pnm, .pgm, .ppm and .pbm files; "
-                         "a list file one path per line)");
+        return cli_usage("no input images found (a directory gives its PNG, PNM, TIFF, JPEG and JPEG 2000 "
+                         "files by extension; a list file one path per line)");
     }
     if (st == DB_OK)
         st = db_batch_list_name_outputs(&list, rq->out_dir, formats[rq->format]);
