@@ -134,10 +134,11 @@ static void collect(db_bench *b, const db_job *job, int image, int map, const db
                 b->copy_ms[at] += rows[i].busy_ms;
                 continue;
             }
-            for (int s = 0, last; s < algo->n_stages; s = last + 1)
-                if (rows[i].role == b->maps[map].role[s] &&
-                    !strcmp(rows[i].stage, db_run_step(algo, &b->maps[map], job, s, &last)->name))
+            for (int s = 0, last; s < algo->n_stages; s = last + 1) {
+                const db_stage *step = db_run_step(algo, &b->maps[map], job, s, &last);
+                if (rows[i].role == b->maps[map].role[s] && !strcmp(rows[i].stage, step->name))
                     b->stage_ms[at * DB_MAX_STAGES + (size_t)s] = rows[i].span_ms;
+            }
         }
         b->wall_ms[at] = db_profile_run_wall_ms(prof, run);
     }
