@@ -1,9 +1,11 @@
 /*
 ** hbk.c — HBK (Soua, Kachouri, Akil): k-means hybrid binarization of colour pages.
 ** kmeans → label. `kmeans` runs the whole global loop: every outer iteration
-** is a local k-means per block from the global centroids and a global update;
-** the loop stays on the device, which only reports a convergence flag now and
-** then. Spec and decisions: specs/hbk.md.
+** is a local k-means per block from the global centroids and a global update
+** to which flat blocks (paper split in two) give only paper; the loop stays on
+** the device, which only reports a convergence flag now and then. `label`
+** keeps each block's local split unless the global centroids clear the block.
+** The algorithm, its final rule and the evidence for it: docs/hbk.md.
 */
 #include "algorithms/algorithms.h"
 
@@ -32,7 +34,8 @@ static size_t centroids_size(const db_job *job, int width, int height)
 static const db_item items[N_ITEMS] = {
     [IMAGE] = {"image", DB_ITEM_INPUT, 1, "the decoded input, RGB (gray is taken as R = G = B)", NULL},
     [CENTROIDS] = {"centroids", DB_ITEM_COMPUTED, 0,
-                   "each block's final local centroids, as the nearest-centroid test they make (cl/hbk.cl)",
+                   "each block's final labelling test: its final local centroids' nearest-centroid test, or "
+                   "all white where the global centroids clear the block (cl/hbk.cl)",
                    centroids_size},
     [STATE] = {"state", DB_ITEM_FIXED, STATE_INTS * sizeof(cl_int),
                "global centroids (Q8), convergence flag, outer iterations, assignment passes", NULL},
@@ -181,9 +184,11 @@ static const db_param params[] = {
 };
 
 static const db_stage stages[] = {
-    {"kmeans", "block k-means from the global centroids, repeated until the global centroids converge",
+    {"kmeans", "block k-means from the global centroids, repeated until the global centroids converge; flat "
+               "blocks add only to the paper centroid",
      {IMAGE}, 1, {CENTROIDS, STATE}, 2, {kmeans_cpu, kmeans_gpu}, "hbk.cl", &kmeans_work},
-    {"label", "each pixel to its block's nearest final centroid; ties go to white", {IMAGE, CENTROIDS}, 2,
+    {"label", "each pixel to its block's nearest final centroid (ties go to white), or white in a block whose "
+              "split is a single mode or less than half as wide as the global one", {IMAGE, CENTROIDS}, 2,
      {BINARY}, 1, {label_cpu, label_gpu}, "hbk.cl", NULL},
 };
 
