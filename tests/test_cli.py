@@ -231,7 +231,7 @@ def check_work(tmp, good, env, keys):
                       '--profile', good, '-o', o], env)
     passes = re.search(r'^local_passes: (\d+)$', err, re.M)
     rows = [l.split() for l in open(calib + '.history') if l.startswith('run ')]
-    blocks = ((w + 15) // 16) * ((h + 15) // 16)
+    blocks = ((w + 31) // 32) * ((h + 31) // 32)  # hbk's default block, 32
     work = int(passes.group(1)) / blocks if passes else -1
     check(rc == 0 and passes and len(rows) == 6
           and all(float(r[9]) == (work if r[3] == 'kmeans' else 0) for r in rows),

@@ -358,6 +358,7 @@ static void test_rows(void)
     if (!hbk)
         return;
     db_job_defaults(hbk, &job);
+    CHECK(db_job_set(hbk, &job, "block", "16") == DB_OK, "hbk block 16");
     db_profile_row hrows[2] = {
         {.kind = DB_REC_KERNEL, .stage = "kmeans", .role = DB_ROLE_CPU, .span_ms = 5},
         {.kind = DB_REC_KERNEL, .stage = "label", .role = DB_ROLE_GPU, .span_ms = 1},

@@ -885,6 +885,7 @@ static void test_work(void)
     const db_algo *hbk = db_algo_find("hbk");
     db_job job;
     db_job_defaults(hbk, &job);
+    CHECK(db_job_set(hbk, &job, "block", "16") == DB_OK, "hbk block 16"); /* 28 blocks on the page below */
     const int w = 100, h = 50;
     db_calib calib;
     const double ab[2][2][2] = {{{1, 1e-3}, {0.5, 1e-4}}, {{0.2, 0}, {0.1, 0}}}, work[2][2] = {{4, 4}, {0, 0}};
