@@ -141,8 +141,14 @@ def main():
             lines.append(f'| {name} | {algo} | {r.get("images", len(images))} | {fmt(m.get("fmeasure"))} | '
                          f'{fmt(m.get("pseudo_fmeasure"))} | {fmt(m.get("psnr"))} | {fmt(m.get("drd"), 3)} |')
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    # Sections that other scripts write (## headings, e.g. bench/hbk_rules.py's) stay as they are.
+    kept = ''
+    if os.path.exists(args.out):
+        old = open(args.out).read()
+        at = old.find('\n## ')
+        kept = '\n' + old[at + 1:] if at >= 0 else ''
     with open(args.out, 'w') as f:
-        f.write('\n'.join(lines) + '\n')
+        f.write('\n'.join(lines) + '\n' + kept)
     print(f'wrote {args.out}', file=sys.stderr)
 
 

@@ -1,15 +1,16 @@
 /*
 ** hbk.cl — HBK, two-class k-means in RGB per block with a global centroid loop.
-** Spec: specs/hbk.md. Centroids are Q8 fixed point (256 x value), the nearest
-** centroid an exact integer test (hbk_make_test), sums integers: no floating
-** point, so every device gives the same result.
+** The algorithm: docs/hbk.md. Centroids are Q8 fixed point (256 x value), the
+** nearest centroid an exact integer test (hbk_make_test), sums and scatters
+** integers: no floating point, so every device gives the same result.
 **
 ** State (global int[9]): G0 r,g,b, G1 r,g,b (Q8), converged flag, outer iterations,
 ** assignment passes over a block summed over blocks and outer iterations (the
 ** stage's work, which the planner's cost model scales by; saturates at INT_MAX).
-** Per block: the nearest-centroid test of its final local centroids (hbk_test,
-** 4 ints: what the label stage needs of them) and acc[9] (per cluster: sum r,
-** g, b, count; then the block's assignment passes).
+** Per block: its final labelling test (hbk_test, 4 ints: the nearest-centroid
+** test of its final local centroids, or all white for a cleared block: what the
+** label stage needs) and acc[9] (per cluster: sum r, g, b, count, a flat block's
+** all in the paper cluster; then the block's assignment passes).
 */
 #define S_CONVERGED 6
 #define S_ITERATIONS 7
@@ -17,6 +18,10 @@
 #define ACC 9
 #define MAX_GROUP 256
 #define MAX_PER_ITEM 8
+/* docs/hbk.md §§3-4: a block whose |mu0 - mu1|^2 is under FLAT_RATIO
+** (w0/n0 + w1/n1) is flat, under ONE_MODE_RATIO (w0/n0 + w1/n1) a single mode. */
+#define FLAT_RATIO 8
+#define ONE_MODE_RATIO 4
 
 /* The nearest-centroid test for black centroid B = mu[0..2] and white W =
 ** mu[3..5] (Q8): pixel p is at least as near W, and so white (ties go to
@@ -117,6 +122,52 @@ int hbk_update(const uint *sums, int *mu)
     return same;
 }
 
+/* Sum over the pixels of a cluster of |256p - mu|^2, from its n pixels, channel
+** sums s[0..2] and sum of squares q (sum over pixels and channels of p_c^2):
+** 65536 q - 512 sum_c mu_c s_c + n |mu|^2, exact in 64 bits (each term below
+** 2^44 for a block of 1024 pixels). */
+long hbk_scatter(const int *mu, const uint *s, uint n, uint q)
+{
+    long w = 65536L * q;
+    for (int c = 0; c < 3; c++)
+        w += (long)mu[c] * ((long)n * mu[c] - 512L * s[c]);
+    return w;
+}
+
+/* Finishes a block from its final centroids mu, per-cluster sums (hbk_split)
+** and sums of squares of all its pixels and of its white ones, with g the
+** global centroids its local k-means started from (docs/hbk.md §§3-4): a flat
+** block's sums all go to the paper cluster; a block whose split is a single
+** mode, or whose centroids are less than half as far apart as g's, is cleared:
+** its test is all white (0 <= 0). */
+void hbk_finish(const int *mu, uint *sums, uint q_all, uint q_white, global const int *g, global int *test_out)
+{
+    long d = 0, dg = 0;
+    for (int c = 0; c < 3; c++) {
+        d += (long)(mu[c] - mu[3 + c]) * (mu[c] - mu[3 + c]);
+        dg += (long)(g[c] - g[3 + c]) * (g[c] - g[3 + c]);
+    }
+    int one_mode = 0;
+    ulong n0 = sums[3], n1 = sums[7];
+    if (n0 && n1) {
+        long w0 = hbk_scatter(mu, sums, sums[3], q_all - q_white);
+        long w1 = hbk_scatter(mu + 3, sums + 4, sums[7], q_white);
+        /* d < 2^34 and w_k < n_k 2^34, so both sides stay below 2^57. */
+        long between = d * (long)(n0 * n1), within = w0 * (long)n1 + w1 * (long)n0;
+        one_mode = between < ONE_MODE_RATIO * within;
+        if (between < FLAT_RATIO * within) {
+            for (int v = 0; v < 4; v++) {
+                sums[4 + v] += sums[v];
+                sums[v] = 0;
+            }
+        }
+    }
+    hbk_test t = {0, 0, 0, 0};
+    if (!one_mode && 4 * d >= dg)
+        t = hbk_make_test(mu);
+    hbk_store_test(t, test_out);
+}
+
 /* Replaces v[0..n) (n <= 4) of every work-item with their sums over the
 ** work-group of lsize (a power of two) work-items, through `red`. Every
 ** work-item must call it. */
@@ -152,15 +203,16 @@ kernel void hbk_local_groups(global const uchar *img, int width, int height, int
     int x0 = bx * block, y0 = by * block;
     int bw = min(block, width - x0), bh = min(block, height - y0), npx = bw * bh;
     int pr[MAX_PER_ITEM], pg[MAX_PER_ITEM], pb[MAX_PER_ITEM], np = 0;
-    uint all[3] = {0, 0, 0}, white[4];
+    uint all[4] = {0, 0, 0, 0}, white[4];
     for (int p = lid; p < npx; p += lsize, np++) {
         ulong i = (ulong)(y0 + p / bw) * width + (x0 + p % bw);
         hbk_pixel(img, i, channels, &pr[np], &pg[np], &pb[np]);
         all[0] += pr[np];
         all[1] += pg[np];
         all[2] += pb[np];
+        all[3] += pr[np] * pr[np] + pg[np] * pg[np] + pb[np] * pb[np];
     }
-    hbk_group_sum(all, 3, red, lid, lsize);
+    hbk_group_sum(all, 4, red, lid, lsize);
     int mu[6];
     for (int c = 0; c < 6; c++)
         mu[c] = state[c];
@@ -185,9 +237,16 @@ kernel void hbk_local_groups(global const uchar *img, int width, int height, int
         if (it == local_max || hbk_update(sums, mu))
             break;
     }
+    /* The white pixels' sum of squares under the final centroids, for the scatters. */
+    hbk_test t = hbk_make_test(mu);
+    uint q_white = 0;
+    for (int p = 0; p < np; p++)
+        if (hbk_white(pr[p], pg[p], pb[p], t))
+            q_white += pr[p] * pr[p] + pg[p] * pg[p] + pb[p] * pb[p];
+    hbk_group_sum(&q_white, 1, red, lid, lsize);
     if (lid == 0) {
         int b = by * get_num_groups(0) + bx;
-        hbk_store_test(hbk_make_test(mu), test_out + 4 * b);
+        hbk_finish(mu, sums, all[3], q_white, state, test_out + 4 * b);
         for (int v = 0; v < 8; v++)
             acc_out[ACC * b + v] = sums[v];
         acc_out[ACC * b + 8] = it + 1;
@@ -207,7 +266,7 @@ kernel void hbk_local_serial(global const uchar *img, int width, int height, int
         return;
     int x0 = (b % bcols) * block, y0 = (b / bcols) * block;
     int x1 = min(x0 + block, width), y1 = min(y0 + block, height);
-    uint all[3] = {0, 0, 0};
+    uint all[4] = {0, 0, 0, 0};
     for (int y = y0; y < y1; y++)
         for (int x = x0; x < x1; x++) {
             int r, g, bl;
@@ -215,6 +274,7 @@ kernel void hbk_local_serial(global const uchar *img, int width, int height, int
             all[0] += r;
             all[1] += g;
             all[2] += bl;
+            all[3] += r * r + g * g + bl * bl;
         }
     int mu[6];
     for (int c = 0; c < 6; c++)
@@ -238,7 +298,16 @@ kernel void hbk_local_serial(global const uchar *img, int width, int height, int
         if (it == local_max || hbk_update(sums, mu))
             break;
     }
-    hbk_store_test(hbk_make_test(mu), test_out + 4 * b);
+    hbk_test t = hbk_make_test(mu);
+    uint q_white = 0;
+    for (int y = y0; y < y1; y++)
+        for (int x = x0; x < x1; x++) {
+            int r, g, bl;
+            hbk_pixel(img, (ulong)y * width + x, channels, &r, &g, &bl);
+            if (hbk_white(r, g, bl, t))
+                q_white += r * r + g * g + bl * bl;
+        }
+    hbk_finish(mu, sums, all[3], q_white, state, test_out + 4 * b);
     for (int v = 0; v < 8; v++)
         acc_out[ACC * b + v] = sums[v];
     acc_out[ACC * b + 8] = it + 1;
@@ -283,7 +352,8 @@ kernel void hbk_global(global const uint *acc, int blocks, int global_max, globa
     state[S_PASSES] = (int)min((ulong)state[S_PASSES] + red[8][0], (ulong)INT_MAX);
 }
 
-/* Each pixel to its block's nearest final local centroid, by the block's test. */
+/* Each pixel by its block's final test: its nearest final local centroid, or
+** white in a cleared block (docs/hbk.md §4). */
 kernel void hbk_label_pixels(global const uchar *img, int width, int height, int channels, int block,
                              global const int *tests, global uchar *out)
 {

@@ -1,10 +1,11 @@
 /*
-** reference_hbk.c — the test reference of specs/hbk.md §§1–2.
+** reference_hbk.c — the test reference of HBK as docs/hbk.md describes it.
 **
 ** Centroids are Q8 integers (256 · value) held in int64_t; sums and counts
 ** are uint64_t. Cluster 0 starts black and becomes ink, cluster 1 starts
-** white and becomes background. The loops mirror the spec's numbered steps;
-** nothing is hoisted or cached across them.
+** white and becomes background. The loops mirror the numbered steps of
+** docs/hbk.md; nothing is hoisted or cached across them. Scatters are summed
+** pixel by pixel, where the library expands them into sums of squares.
 */
 #include "tests/reference_hbk.h"
 
@@ -20,6 +21,15 @@ typedef struct accumulators {
     uint64_t sum[2][3];
     uint64_t count[2];
 } accumulators;
+
+/* What the output needs of a block from the last outer iteration: its final
+** local centroids, the global centroids its local k-means started from, and
+** whether its split is a single mode (§4). */
+typedef struct block_result {
+    centroids local;
+    centroids start;
+    int one_mode;
+} block_result;
 
 /* The image and the block geometry, passed around as one value. */
 typedef struct image {
@@ -125,6 +135,71 @@ static void local_kmeans(const image *img, int bx, int by, const centroids *g, c
     *final = mu;
 }
 
+/* |a − b|² of two Q8 centroids. */
+static int64_t centroid_distance(const int64_t a[3], const int64_t b[3])
+{
+    int64_t d = 0;
+    for (int c = 0; c < 3; c++)
+        d += (a[c] - b[c]) * (a[c] - b[c]);
+    return d;
+}
+
+/* §3: the scatter of each cluster of block (bx, by) under its final
+** centroids k, Σ d(x, μ_label) over the block's pixels. */
+static void scatter(const image *img, int bx, int by, const centroids *k, int64_t w[2])
+{
+    w[0] = w[1] = 0;
+    int x0 = bx * img->block, y0 = by * img->block;
+    int x1 = x0 + img->block < img->width ? x0 + img->block : img->width;
+    int y1 = y0 + img->block < img->height ? y0 + img->block : img->height;
+    for (int y = y0; y < y1; y++) {
+        for (int x = x0; x < x1; x++) {
+            int rgb[3];
+            pixel_rgb(img, x, y, rgb);
+            int label = nearest(rgb, k);
+            w[label] += distance(rgb, k->mu[label]);
+        }
+    }
+}
+
+/* §3: whether both clusters of block (bx, by) have members and the squared
+** distance between their centroids is under `ratio` times the sum of their
+** mean scatters: d(μ0, μ1) < ratio (w0 / n0 + w1 / n1), multiplied out by
+** n0 n1. Ratio 8: the block is flat; 4: its split is a single mode (§4). */
+static int below_ratio(const image *img, int bx, int by, const centroids *k, const accumulators *acc, int ratio)
+{
+    uint64_t n0 = acc->count[0], n1 = acc->count[1];
+    if (n0 == 0 || n1 == 0)
+        return 0;
+    int64_t w[2];
+    scatter(img, bx, by, k, w);
+    return centroid_distance(k->mu[0], k->mu[1]) * (int64_t)(n0 * n1) <
+           ratio * (w[0] * (int64_t)n1 + w[1] * (int64_t)n0);
+}
+
+/* 1 (white) iff pixel rgb of a block with result b is white under `rule`. */
+static int rule_white(ref_hbk_rule rule, const int rgb[3], const block_result *b)
+{
+    const centroids *k = &b->local, *g = &b->start;
+    switch (rule) {
+    case REF_HBK_LOCAL:
+        return nearest(rgb, k);
+    case REF_HBK_PAPER_BLOCK:
+        return centroid_distance(k->mu[0], g->mu[1]) <= centroid_distance(k->mu[0], g->mu[0]) || nearest(rgb, k);
+    case REF_HBK_BOTH:
+        return nearest(rgb, k) || nearest(rgb, g);
+    case REF_HBK_SEPARATION:
+        return 4 * centroid_distance(k->mu[0], k->mu[1]) < centroid_distance(g->mu[0], g->mu[1]) ||
+               nearest(rgb, k);
+    case REF_HBK_DOCBIN:
+        /* §4: cleared when 2·|μ0 − μ1| < |G0 − G1| or the split is a single mode. */
+        return 4 * centroid_distance(k->mu[0], k->mu[1]) < centroid_distance(g->mu[0], g->mu[1]) || b->one_mode ||
+               nearest(rgb, k);
+    default:
+        return 1;
+    }
+}
+
 int ref_hbk(const uint8_t *pixels, int width, int height, int channels, int block, uint8_t *out,
             int *converged)
 {
@@ -135,7 +210,19 @@ int ref_hbk(const uint8_t *pixels, int width, int height, int channels, int bloc
 int ref_hbk_caps(const uint8_t *pixels, int width, int height, int channels, int block,
                  int local_max, int global_max, uint8_t *out, int *converged, int64_t *passes)
 {
-    if (!pixels || !out || width < 1 || height < 1 || (channels != 1 && channels != 3) ||
+    uint8_t *outs[REF_HBK_RULES] = {[REF_HBK_DOCBIN] = out};
+    return ref_hbk_rules(pixels, width, height, channels, block, local_max, global_max, 1, outs, converged,
+                         passes);
+}
+
+int ref_hbk_rules(const uint8_t *pixels, int width, int height, int channels, int block, int local_max,
+                  int global_max, int flat_to_paper, uint8_t *const outs[REF_HBK_RULES], int *converged,
+                  int64_t *passes)
+{
+    int any = 0;
+    for (int r = 0; outs && r < REF_HBK_RULES; r++)
+        any |= outs[r] != NULL;
+    if (!pixels || !any || width < 1 || height < 1 || (channels != 1 && channels != 3) ||
         (block != 8 && block != 16 && block != 32) || local_max < 1 || global_max < 1)
         return -1;
 
@@ -143,11 +230,11 @@ int ref_hbk_caps(const uint8_t *pixels, int width, int height, int channels, int
     image img = {pixels, width, height, channels, block, local_max, &count};
     int blocks_x = (width - 1) / block + 1;  /* partial edge blocks count */
     int blocks_y = (height - 1) / block + 1;
-    centroids *local = malloc((size_t)blocks_x * (size_t)blocks_y * sizeof *local);
-    if (!local)
+    block_result *result = malloc((size_t)blocks_x * (size_t)blocks_y * sizeof *result);
+    if (!result)
         return -1;
 
-    /* §2 step 1: G = (black, white) in Q8. */
+    /* §3 step 1: G = (black, white) in Q8. */
     centroids g = {{{0, 0, 0}, {255 * 256, 255 * 256, 255 * 256}}};
     int done = 0;
     int outer = 0;
@@ -156,12 +243,18 @@ int ref_hbk_caps(const uint8_t *pixels, int width, int height, int channels, int
         accumulators total = {0};
         for (int by = 0; by < blocks_y; by++) {
             for (int bx = 0; bx < blocks_x; bx++) {
+                block_result *b = &result[(size_t)by * (size_t)blocks_x + (size_t)bx];
                 accumulators acc;
-                local_kmeans(&img, bx, by, &g, &local[(size_t)by * (size_t)blocks_x + (size_t)bx], &acc);
+                local_kmeans(&img, bx, by, &g, &b->local, &acc);
+                b->start = g;
+                b->one_mode = below_ratio(&img, bx, by, &b->local, &acc, 4);
+                /* §3: a flat block gives every pixel to the paper sums. */
+                int to_paper = flat_to_paper && below_ratio(&img, bx, by, &b->local, &acc, 8);
                 for (int k = 0; k < 2; k++) {
+                    int into = to_paper ? 1 : k;
                     for (int c = 0; c < 3; c++)
-                        total.sum[k][c] += acc.sum[k][c];
-                    total.count[k] += acc.count[k];
+                        total.sum[into][c] += acc.sum[k][c];
+                    total.count[into] += acc.count[k];
                 }
             }
         }
@@ -173,17 +266,20 @@ int ref_hbk_caps(const uint8_t *pixels, int width, int height, int channels, int
             g = next;
     }
 
-    /* Output: each pixel's nearest final local centroid of its block. */
+    /* §4: each pixel by its block's final local centroids and the global
+    ** centroids they started from. */
     for (int y = 0; y < height; y++) {
         for (int x = 0; x < width; x++) {
             int rgb[3];
             pixel_rgb(&img, x, y, rgb);
-            const centroids *k = &local[(size_t)(y / block) * (size_t)blocks_x + (size_t)(x / block)];
-            out[(size_t)y * (size_t)width + (size_t)x] = nearest(rgb, k) ? 255 : 0;
+            const block_result *b = &result[(size_t)(y / block) * (size_t)blocks_x + (size_t)(x / block)];
+            for (int r = 0; r < REF_HBK_RULES; r++)
+                if (outs[r])
+                    outs[r][(size_t)y * (size_t)width + (size_t)x] = rule_white((ref_hbk_rule)r, rgb, b) ? 255 : 0;
         }
     }
 
-    free(local);
+    free(result);
     if (converged)
         *converged = done;
     if (passes)
