@@ -70,7 +70,10 @@ static const char usage_text[] =
     "                          .j2k) sorted by name, not recursive\n"
     "      --format F          png (default), pnm, pgm (8-bit), pbm (1-bit) or tif\n"
     "      --shard K/N         take only inputs i (0-based, in the order above) with i % N == K-1;\n"
-    "                          the N shards are disjoint and cover all (Slurm arrays, GNU parallel)\n"
+    "                          the N shards are disjoint and cover all (GNU parallel: K from 1)\n"
+    "      --shard index=I/N   the same counted from 0: i % N == I (0 <= I < N)\n"
+    "      --shard auto[/N]    I and N from a Slurm array task (SLURM_ARRAY_TASK_ID within _MIN.._MAX),\n"
+    "                          or with /N: I = SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX (Kubernetes)\n"
     "      --skip-existing     skip an input whose output exists (outputs are written atomically,\n"
     "                          so an existing one is complete); reruns finish an interrupted batch\n"
     "      --in-flight N       images on the devices at once (default 2 per device lane, at most 64\n"
@@ -182,18 +185,6 @@ static const cli_option options[] = {
     OPT("cpu-lane", 0, CLI_CHOICE, cpu_lane, .choices = cpu_lanes),
 };
 
-/* --shard K/N: 1 <= K <= N. */
-static bool parse_shard(const char *text, int *k, int *n)
-{
-    const char *slash = strchr(text, '/');
-    char first[32];
-    if (!slash || (size_t)(slash - text) >= sizeof first)
-        return false;
-    memcpy(first, text, (size_t)(slash - text));
-    first[slash - text] = '\0';
-    return cli_int(slash + 1, 1, 1 << 30, n) && cli_int(first, 1, *n, k);
-}
-
 /* The options that only one of the two forms takes. */
 static int check_forms(const request *rq)
 {
@@ -230,8 +221,8 @@ static int check_inputs(request *rq)
         return cli_usage("give either an INPUT or --sample, not both");
     if (!rq->output && !batch)
         return cli_usage("no output given; use -o OUTPUT");
-    if (rq->shard && !parse_shard(rq->shard, &rq->shard_k, &rq->shard_n))
-        return cli_usage("--shard takes K/N with 1 <= K <= N, e.g. --shard 3/8");
+    if (rq->shard && db_batch_shard_parse(rq->shard, &rq->shard_k, &rq->shard_n) != DB_OK)
+        return cli_usage("%s", db_error_message());
     if (rq->format == FORMAT_PBM && rq->depth == DEPTH_8)
         return cli_usage("--format pbm holds 1-bit images; drop --depth 8 or use --format pgm");
     if (rq->output && !strcmp(rq->output, "-") && rq->format < 0)
