@@ -489,8 +489,8 @@ static void print_page(const db_batch_log_page *p, FILE *f)
 void db_batch_logs_print(const db_batch_logs *logs, FILE *f)
 {
     fprintf(f, "docbin batch summary of %d log%s\n", logs->n_files, logs->n_files == 1 ? "" : "s");
-    fprintf(f, "pages: %zu: %d ok, %d failed, %d skipped (output there before)\n", logs->n_pages, logs->ok,
-            logs->failed, logs->skipped);
+    fprintf(f, "pages: %zu: %d ok, %d failed, %d skipped (their outputs were there already)\n", logs->n_pages,
+            logs->ok, logs->failed, logs->skipped);
     int width = 3;
     for (int i = 0; i < logs->n_files; i++) {
         int w = (int)strlen(logs->files[i].path);
@@ -519,11 +519,11 @@ void db_batch_logs_print(const db_batch_logs *logs, FILE *f)
         task_s += t->wall_s;
     }
     if (tasks && task_s > 0)
-        fprintf(f, "per task: %.2f pages/s (%.0f pages in %.2f s of %d task%s)\n", pages / task_s, pages, task_s,
-                tasks, tasks == 1 ? "" : "s");
+        fprintf(f, "per task: %.2f pages/s (%.0f page%s in %.2f s of %d task%s)\n", pages / task_s, pages,
+                pages == 1 ? "" : "s", task_s, tasks, tasks == 1 ? "" : "s");
     if (tasks && last - first > 0)
-        fprintf(f, "overall: %.2f pages/s (%.0f pages in %.2f s from the first task's start to the last one's "
-                "end, by the logs' times)\n", pages / (last - first), pages, last - first);
+        fprintf(f, "overall: %.2f pages/s (%.2f s from the first task's start to the last one's end, by the "
+                "logs' times)\n", pages / (last - first), last - first);
     fprintf(f, "failed: %d\n", logs->failed);
     for (int i = 0; i < logs->n_failures; i++) {
         const db_batch_log_page *p = &logs->failures[i];
