@@ -228,6 +228,16 @@ def test_kernel_cache(tmp):
     for name, (way, data) in damaged.items():
         check(name in rebuilt and open(os.path.join(cache, name), 'rb').read() != data,
               f'kernel cache: the {way} entry {name} was not rebuilt')
+    # A writer killed while it stored an entry leaves its temporary file: the next process removes it
+    # once nobody has written it for ten minutes (a writer on another node may be at it before that).
+    name = sorted(entries)[0]
+    stale = clitest.write(os.path.join(cache, f'.{name}.Ab12Cd'), b'half an entry')
+    fresh = clitest.write(os.path.join(cache, f'.{name}.Zz99Yy'), b'being written')
+    os.utime(stale, (0, 0))
+    rc, _, err = run(['--algo', 'otsu', '--map', 'gpu', src, '-o', os.path.join(tmp, 'third.png')], env=env)
+    check(rc == 0 and not os.path.exists(stale) and os.path.exists(fresh),
+          f'kernel cache: stale temporary {os.path.exists(stale)}, fresh one {os.path.exists(fresh)}: {err}')
+    os.unlink(fresh)
     print(f'ok   kernel cache: two processes filling it at once, {len(entries)} entries valid; damaged entries '
           f'({", ".join(sorted(set(w for w, _ in damaged.values())))}) rebuilt, images equal to Otsu\'s')
 
