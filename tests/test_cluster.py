@@ -97,7 +97,8 @@ def test_summarize(tmp):
     run(base + ['--shard', f'{bad_shard}/3', '--skip-existing', '--log-json', os.path.join(logs, 'task-again.jsonl')])
     rc, text, err = run(['--summarize', logs])
     check(rc == 1, f'--summarize of logs with a failed page: exit {rc}, want 1: {err}')
-    check(counts(text) == (11, 10, 1, 0), f'--summarize: {counts(text)}, want 11 pages: 10 ok, 1 failed, 0 skipped:\n{text}')
+    check(counts(text) == (11, 10, 1, 0),
+          f'--summarize: {counts(text)}, want 11 pages: 10 ok, 1 failed, 0 skipped:\n{text}')
     rows = {line.split()[0]: line.split()[1:4] for line in text.splitlines() if line.startswith(logs)}
     again = rows.get(os.path.join(logs, 'task-again.jsonl'))
     shard_size = sum(1 for i in range(len(all_inputs)) if i % 3 == bad_shard - 1)

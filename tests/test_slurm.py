@@ -78,8 +78,10 @@ class Cluster:
         os.chmod(self.path('munge', 'munge.key'), 0o600)
         sock = self.path('munge', 'socket')
         self.spawn('munged', [find('munged'), '--foreground', '--socket', sock,
-                              '--key-file', self.path('munge', 'munge.key'), '--log-file', self.path('log', 'munged.log'),
-                              '--pid-file', self.path('munge', 'munged.pid'), '--seed-file', self.path('munge', 'seed')])
+                              '--key-file', self.path('munge', 'munge.key'),
+                              '--log-file', self.path('log', 'munged.log'),
+                              '--pid-file', self.path('munge', 'munged.pid'),
+                              '--seed-file', self.path('munge', 'seed')])
         self.wait_for(lambda: os.path.exists(sock), 'munged to open its socket', 'munged')
         host = socket.gethostname().split('.')[0]
         cpus = max(1, len(os.sched_getaffinity(0)))
