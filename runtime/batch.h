@@ -63,6 +63,21 @@ db_status db_batch_list_name_outputs(db_batch_list *list, const char *out_dir, c
 ** share a batch with no coordination. */
 db_status db_batch_list_shard(db_batch_list *list, int k, int n);
 
+/* Parses a --shard value into the 1-based shard *k of *n that
+** db_batch_list_shard takes:
+**   "K/N"      shard K of N, counted from 1 (1 <= K <= N), as GNU parallel's seq;
+**   "index=I/N"  the same shard counted from 0 (0 <= I < N): shard I+1 of N;
+**   "auto"     index and count from a Slurm array task: SLURM_ARRAY_TASK_ID
+**              within SLURM_ARRAY_TASK_MIN..MAX (or 0..SLURM_ARRAY_TASK_COUNT-1),
+**              so --array=0-7 and --array=1-8 both give 8 shards; an array
+**              with gaps (a step, a list) or of one task is refused;
+**   "auto/N"   N shards, the index being SLURM_ARRAY_TASK_ID itself or
+**              JOB_COMPLETION_INDEX (a Kubernetes indexed job), from 0: a task
+**              submitted again alone takes the pages it took before.
+** A missing, malformed or inconsistent variable is a usage error naming it,
+** never a shard of all pages. */
+db_status db_batch_shard_parse(const char *text, int *k, int *n);
+
 /* Frees the names; the list is empty and reusable afterwards. */
 void db_batch_list_free(db_batch_list *list);
 

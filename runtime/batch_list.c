@@ -175,6 +175,165 @@ db_status db_batch_list_name_outputs(db_batch_list *list, const char *out_dir, c
     return DB_OK;
 }
 
+/* ---- Shards from the command line and from the scheduler ------------------- */
+
+/* The most shards of a list (and one more than the highest task index taken). */
+enum { SHARD_MAX = 1 << 30 };
+
+static const char shard_forms[] =
+    "give K/N (shard K of N, 1 <= K <= N), index=I/N (0 <= I < N, as Slurm arrays and Kubernetes "
+    "indexed jobs number their tasks), auto or auto/N";
+
+/* "A/B" with both in [0, SHARD_MAX]; false when `text` is not that. */
+static bool two_ints(const char *text, long long *a, long long *b)
+{
+    const char *slash = strchr(text, '/');
+    char first[32];
+    if (!slash || (size_t)(slash - text) >= sizeof first)
+        return false;
+    memcpy(first, text, (size_t)(slash - text));
+    first[slash - text] = '\0';
+    return db_parse_int(first, 0, SHARD_MAX, a) && db_parse_int(slash + 1, 0, SHARD_MAX, b);
+}
+
+/* Environment variable `name` as a task index: *set is false when it is unset
+** or empty; a value that is not a whole number from 0 is an error naming it. */
+static db_status env_index(const char *name, bool *set, long long *value)
+{
+    const char *text = getenv(name);
+    *set = text && text[0];
+    *value = 0;
+    if (*set && !db_parse_int(text, 0, SHARD_MAX, value))
+        return db_fail(DB_ERR_USAGE, "--shard auto: %s='%s' is not a task index (a whole number from 0); "
+                       "unset it or give --shard K/N", name, text);
+    return DB_OK;
+}
+
+/* The Slurm array task's shard: with `count` (auto/N) the task index itself,
+** else the index within the array's range MIN..MAX. */
+static db_status from_slurm(long long id, long long count, long long *index, long long *n)
+{
+    bool has_min, has_max, has_count, has_step;
+    long long min, max, tasks, step;
+    db_status st = env_index("SLURM_ARRAY_TASK_MIN", &has_min, &min);
+    if (st == DB_OK)
+        st = env_index("SLURM_ARRAY_TASK_MAX", &has_max, &max);
+    if (st == DB_OK)
+        st = env_index("SLURM_ARRAY_TASK_COUNT", &has_count, &tasks);
+    if (st == DB_OK)
+        st = env_index("SLURM_ARRAY_TASK_STEP", &has_step, &step);
+    if (st != DB_OK)
+        return st;
+    if (has_min != has_max)
+        return db_fail(DB_ERR_USAGE, "--shard auto: SLURM_ARRAY_TASK_%s is set but not SLURM_ARRAY_TASK_%s; "
+                       "run under sbatch --array, or give --shard index=I/N", has_min ? "MIN" : "MAX",
+                       has_min ? "MAX" : "MIN");
+    if (has_min && (id < min || id > max))
+        return db_fail(DB_ERR_USAGE, "--shard auto: SLURM_ARRAY_TASK_ID=%lld lies outside the array's range "
+                       "%lld-%lld (SLURM_ARRAY_TASK_MIN, _MAX); give --shard index=I/N", id, min, max);
+    if (count) {
+        /* Indices are the array's own, so that one task submitted again
+        ** alone (sbatch --array=5) takes the same pages as before. */
+        long long top = has_max ? max : id;
+        if (top >= count)
+            return db_fail(DB_ERR_USAGE, "--shard auto/%lld: the array runs to task %lld, but %lld shards are "
+                           "numbered 0 to %lld; submit with --array=0-%lld (or a part of that range)", count, top,
+                           count, count - 1, count - 1);
+        *index = id;
+        *n = count;
+        return DB_OK;
+    }
+    if (!has_min && !has_count)
+        return db_fail(DB_ERR_USAGE, "--shard auto: SLURM_ARRAY_TASK_ID is set but neither the array's range "
+                       "(SLURM_ARRAY_TASK_MIN, _MAX) nor its size (SLURM_ARRAY_TASK_COUNT); give the count, "
+                       "--shard auto/N");
+    if (has_step && step != 1)
+        return db_fail(DB_ERR_USAGE, "--shard auto: the array steps by %lld (SLURM_ARRAY_TASK_STEP), so its "
+                       "indices leave gaps; submit --array=0-N-1, or give the count: --shard auto/N", step);
+    if (has_min && has_count && tasks != max - min + 1)
+        return db_fail(DB_ERR_USAGE, "--shard auto: the array has %lld tasks (SLURM_ARRAY_TASK_COUNT) but spans "
+                       "%lld-%lld, so its indices leave gaps; submit --array=0-N-1, or give the count: "
+                       "--shard auto/N", tasks, min, max);
+    long long first = has_min ? min : 0, size = has_min ? max - min + 1 : tasks;
+    if (!has_min && id >= tasks)
+        return db_fail(DB_ERR_USAGE, "--shard auto: SLURM_ARRAY_TASK_ID=%lld in an array of %lld tasks "
+                       "(SLURM_ARRAY_TASK_COUNT) whose range is not given; give --shard auto/N", id, tasks);
+    if (size == 1)
+        /* One task submitted again alone would take every page. */
+        return db_fail(DB_ERR_USAGE, "--shard auto: this array has one task (%lld), which may be one task "
+                       "of a larger array submitted again; give the count, --shard auto/N, or leave out --shard",
+                       id);
+    *index = id - first;
+    *n = size;
+    return DB_OK;
+}
+
+/* --shard auto (count 0) or auto/N: the task's index, and the count, from
+** the scheduler's environment. */
+static db_status from_environment(long long count, long long *index, long long *n)
+{
+    bool slurm, k8s;
+    long long id, completion;
+    db_status st = env_index("SLURM_ARRAY_TASK_ID", &slurm, &id);
+    if (st == DB_OK)
+        st = env_index("JOB_COMPLETION_INDEX", &k8s, &completion);
+    if (st != DB_OK)
+        return st;
+    if (slurm && k8s)
+        return db_fail(DB_ERR_USAGE, "--shard auto: both SLURM_ARRAY_TASK_ID and JOB_COMPLETION_INDEX are set, "
+                       "and they may disagree; unset one, or give --shard index=I/N");
+    if (slurm)
+        return from_slurm(id, count, index, n);
+    if (k8s) {
+        if (!count)
+            return db_fail(DB_ERR_USAGE, "--shard auto: a Kubernetes indexed job (JOB_COMPLETION_INDEX=%lld) "
+                           "does not say how many tasks it has; give --shard auto/N, N being its completions",
+                           completion);
+        if (completion >= count)
+            return db_fail(DB_ERR_USAGE, "--shard auto/%lld: JOB_COMPLETION_INDEX=%lld, but %lld shards are "
+                           "numbered 0 to %lld; give the job's completions as N", count, completion, count,
+                           count - 1);
+        *index = completion;
+        *n = count;
+        return DB_OK;
+    }
+    const char *job = getenv("SLURM_JOB_ID");
+    if (job && job[0])
+        return db_fail(DB_ERR_USAGE, "--shard auto: Slurm job %s is not an array task (no SLURM_ARRAY_TASK_ID); "
+                       "submit it with sbatch --array=0-N-1, or give --shard K/N", job);
+    return db_fail(DB_ERR_USAGE, "--shard auto: neither SLURM_ARRAY_TASK_ID (a Slurm array task) nor "
+                   "JOB_COMPLETION_INDEX (a Kubernetes indexed job) is set; give --shard K/N");
+}
+
+db_status db_batch_shard_parse(const char *text, int *k, int *n)
+{
+    long long a = 0, b = 0, index, count;
+    db_status st = DB_OK;
+    if (!strcmp(text, "auto")) {
+        st = from_environment(0, &index, &count);
+    } else if (!strncmp(text, "auto/", 5)) {
+        if (!db_parse_int(text + 5, 1, SHARD_MAX, &count))
+            return db_fail(DB_ERR_USAGE, "--shard %s: N must be a whole number from 1 to %d", text, SHARD_MAX);
+        st = from_environment(count, &index, &count);
+    } else if (!strncmp(text, "index=", 6)) {
+        if (!two_ints(text + 6, &a, &b) || b < 1 || a >= b)
+            return db_fail(DB_ERR_USAGE, "--shard %s: index=I/N takes 0 <= I < N; %s", text, shard_forms);
+        index = a;
+        count = b;
+    } else {
+        if (!two_ints(text, &a, &b) || a < 1 || a > b)
+            return db_fail(DB_ERR_USAGE, "--shard %s: %s%s", text, shard_forms,
+                           two_ints(text, &a, &b) && a == 0 && b > 0 ? " (shard 0 is index=0/N)" : "");
+        index = a - 1;
+        count = b;
+    }
+    if (st != DB_OK)
+        return st;
+    *k = (int)index + 1;
+    *n = (int)count;
+    return DB_OK;
+}
+
 db_status db_batch_list_shard(db_batch_list *list, int k, int n)
 {
     if (n < 1 || k < 1 || k > n)

@@ -20,6 +20,7 @@
 #include "runtime/profile.h"
 #include "runtime/sched.h"
 #include "runtime/batch.h"
+#include "runtime/batch_log.h"
 #include "runtime/sample.h"
 #include "planner/map.h"
 #include "planner/plan.h"

@@ -31,6 +31,15 @@ static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 static char cache_path[4096];
 static int cache_enabled;
 
+/* Whether `name` is a cache entry's (the temporary files of a writer that was
+** killed go, as db_remove_stale_temps decides). */
+static bool is_entry_name(const char *name, const void *user)
+{
+    (void)user;
+    size_t n = strlen(name);
+    return n > 6 && !strcmp(name + n - 6, ".clbin");
+}
+
 static void cache_init(void)
 {
     const char *dir = getenv("DOCBIN_CACHE_DIR");
@@ -55,6 +64,7 @@ static void cache_init(void)
         return;
     }
     cache_enabled = 1;
+    db_remove_stale_temps(cache_path, is_entry_name, NULL);
 }
 
 const char *db_cache_dir(void)

@@ -340,9 +340,12 @@ int db_remove_stale_temps(const char *dir, bool (*ours)(const char *name, const 
         snprintf(path, sizeof path, "%s/%s", dir, name);
         int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         struct stat sb;
-        /* Only an unheld regular file: a run still writing it holds its lock. */
-        if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
-            unlink(path) == 0)
+        /* Only an unheld regular file: a run still writing it holds its lock.
+        ** Where locks do not reach other machines (file systems whose flock is
+        ** node-local), the lock of a task writing on another node is not seen:
+        ** a file written within DB_STALE_TEMP_S is taken to be in use. */
+        if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && time(NULL) - sb.st_mtime >= DB_STALE_TEMP_S &&
+            flock(fd, LOCK_EX | LOCK_NB) == 0 && unlink(path) == 0)
             removed++;
         if (fd >= 0)
             close(fd);

@@ -71,9 +71,14 @@ void db_canonical_path(const char *path, char *out, size_t size);
 
 /* Removes from `dir` the temporary files of atomic writes (".NAME.XXXXXX")
 ** that a killed run left, for the NAMEs `ours(NAME, user)` accepts: only those no
-** process holds (a writer holds its file's lock until it commits), so that a
-** run beside this one keeps its own. Returns how many were removed. */
+** process holds (a writer holds its file's lock until it commits) and none has
+** written for DB_STALE_TEMP_S, so that a run beside this one keeps its own, on
+** this machine or, where locks are node-local, on another node sharing the
+** directory. Returns how many were removed. */
 int db_remove_stale_temps(const char *dir, bool (*ours)(const char *name, const void *user), const void *user);
+
+/* Seconds a temporary file must have gone unwritten to be taken for a killed run's. */
+enum { DB_STALE_TEMP_S = 600 };
 
 /* Creates directory `path` and its missing parents (mode 0777 less the umask);
 ** 0, or -1 with errno set. An existing directory is fine. */

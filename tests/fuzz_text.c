@@ -1,7 +1,7 @@
 /*
 ** fuzz_text.c — libFuzzer target for the text docbin parses from its users:
-** maps (--map), parameter settings (--param), list files (@LIST) and wisdom
-** files. Any bytes must parse or fail with a message, never crash, leak or
+** maps (--map), parameter settings (--param), list files (@LIST), wisdom
+** files, --shard values and batch logs (--summarize). Any bytes must parse or fail with a message, never crash, leak or
 ** read out of bounds. The first byte picks the parser; seeds are in
 ** tests/fuzz_text_corpus/.
 */
@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(text, data + 1, size - 1);
     text[size - 1] = '\0';
-    switch (data[0] % 4) {
+    switch (data[0] % 6) {
     case 0: /* a map, for every algorithm */
         for (int i = 0; i < db_algo_count(); i++) {
             db_map map;
@@ -60,6 +60,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         snprintf(arg, sizeof arg, "@%s", as_file(data + 1, size - 1));
         db_batch_list_add(&list, arg);
         db_batch_list_free(&list);
+        break;
+    }
+    case 4: { /* a batch log, merged and printed */
+        db_batch_logs logs = {0};
+        if (db_batch_logs_add(&logs, as_file(data + 1, size - 1)) == DB_OK) {
+            FILE *null = fopen("/dev/null", "w");
+            if (null) {
+                db_batch_logs_print(&logs, null);
+                fclose(null);
+            }
+        }
+        db_batch_logs_free(&logs);
+        break;
+    }
+    case 5: { /* a --shard value */
+        int k, n;
+        if (db_batch_shard_parse(text, &k, &n) == DB_OK && (n < 1 || k < 1 || k > n))
+            abort(); /* an accepted value names a shard that exists */
         break;
     }
     default: { /* a wisdom file */

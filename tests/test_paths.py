@@ -90,19 +90,25 @@ def main():
                 '--in-flight')
         refused('a device index past 2^32', ['--algo', 'otsu', '--map', 'gpu', a, '-o', os.path.join(tmp, 'o.png')],
                 3, [a], [os.path.join(tmp, 'o.png')], '4294967296:0', {'DOCBIN_GPU_DEVICE': '4294967296:0'})
-        # Stale temporary files of a killed run are removed by the next run into that directory, a
-        # temporary file a live writer holds and other hidden files are not.
+        # Stale temporary files of a killed run (unheld, unwritten for ten minutes) are removed by the
+        # next run into that directory; a temporary file a live writer holds, one written a moment ago
+        # (by a writer on another node, where locks are node-local) and other hidden files are not.
         os.makedirs(out, exist_ok=True)
         stale = clitest.write(os.path.join(out, '.a.png.Ab12Cd'), b'half a page')
         other = clitest.write(os.path.join(out, '.notes.Ab12Cd'), b'mine')
         held = clitest.write(os.path.join(out, '.b.png.Zz99Yy'), b'being written')
+        fresh = clitest.write(os.path.join(out, '.c.png.Qq11Rr'), b'being written elsewhere')
+        old = time.time() - 601
+        for path in (stale, other, held):
+            os.utime(path, (old, old))
         with open(held, 'rb') as h:
             fcntl.flock(h, fcntl.LOCK_EX)  # as a run writing it holds it
             rc, _, err = run(base + ['--out-dir', out, a])
-        check(rc == 0 and not os.path.exists(stale) and os.path.exists(other) and os.path.exists(held),
+        check(rc == 0 and not os.path.exists(stale) and os.path.exists(other) and os.path.exists(held)
+              and os.path.exists(fresh),
               f'stale temporaries: exit {rc}, stale {os.path.exists(stale)}, other {os.path.exists(other)}, '
-              f'held {os.path.exists(held)}: {err}')
-        print('ok   a stale temporary file removed; a held one and a hidden file of another name kept')
+              f'held {os.path.exists(held)}, fresh {os.path.exists(fresh)}: {err}')
+        print('ok   a stale temporary file removed; a held one, a fresh one and a hidden file of another name kept')
         # Control characters in a file name are escaped in error lines; a name that is not UTF-8 keeps
         # its bytes in the JSON log (surrogateescape) and cannot collide with another.
         evil = os.path.join(tmp, 'evil\x1b[2J\rname.png')

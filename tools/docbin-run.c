@@ -18,6 +18,7 @@ static const char usage_text[] =
     "usage: docbin-run --algo NAME [options] INPUT -o OUTPUT\n"
     "       docbin-run --algo NAME [options] --sample -o OUTPUT\n"
     "       docbin-run --algo NAME [options] --out-dir DIR INPUT|@LIST|DIRECTORY...\n"
+    "       docbin-run --summarize LOG|DIRECTORY...\n"
     "       docbin-run --list-algos | --list-devices | --write-sample FILE | --help | --version\n"
     "\n"
     "Binarizes a document image (PNG, PNM, TIFF, JPEG or JPEG 2000; ink = black), or halftones a\n"
@@ -70,7 +71,10 @@ static const char usage_text[] =
     "                          .j2k) sorted by name, not recursive\n"
     "      --format F          png (default), pnm, pgm (8-bit), pbm (1-bit) or tif\n"
     "      --shard K/N         take only inputs i (0-based, in the order above) with i % N == K-1;\n"
-    "                          the N shards are disjoint and cover all (Slurm arrays, GNU parallel)\n"
+    "                          the N shards are disjoint and cover all (GNU parallel: K from 1)\n"
+    "      --shard index=I/N   the same counted from 0: i % N == I (0 <= I < N)\n"
+    "      --shard auto[/N]    I and N from a Slurm array task (SLURM_ARRAY_TASK_ID within _MIN.._MAX),\n"
+    "                          or with /N: I = SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX (Kubernetes)\n"
     "      --skip-existing     skip an input whose output exists (outputs are written atomically,\n"
     "                          so an existing one is complete); reruns finish an interrupted batch\n"
     "      --in-flight N       images on the devices at once (default 2 per device lane, at most 64\n"
@@ -89,6 +93,10 @@ static const char usage_text[] =
     "                          (default: with --map auto or measure beside a real GPU, taking a page\n"
     "                          only when it would finish it before the GPU lanes reach it, from the\n"
     "                          times measured as the batch runs), off, or on (whenever it is free)\n"
+    "      --summarize LOG...  merge the --log-json files of a batch's tasks (or a directory's *.jsonl)\n"
+    "                          into one account: pages ok, failed and skipped, pages/s per log, per\n"
+    "                          task and overall, the failed pages and why, outputs written twice;\n"
+    "                          exit 1 when a page failed (docs/cluster.md)\n"
     "      A progress line is shown on stderr when it is a terminal. A failed image is reported\n"
     "      (\"docbin-run: FILE: reason\"), leaves no output, and the others still finish.\n"
     "\n"
@@ -124,7 +132,7 @@ typedef struct request {
     const char *algo, *map, *wisdom, *output, *variant, *write_sample, *cpu_spec, *gpu_spec, *trace;
     cli_list params;
     int gray, depth, repeat, measure_runs, sample_size[2], dpi, compression;
-    bool help, version, explain, sample, profile, list_algos, list_devices, split_pages;
+    bool help, version, explain, sample, profile, list_algos, list_devices, split_pages, summarize;
     /* the batch form */
     const char *out_dir, *shard, *log_json;
     int format, in_flight, threads, cpu_lane;
@@ -167,6 +175,7 @@ static const cli_option options[] = {
     OPT("trace", 0, CLI_STRING, trace),
     OPT("list-algos", 0, CLI_FLAG, list_algos),
     OPT("list-devices", 0, CLI_FLAG, list_devices),
+    OPT("summarize", 0, CLI_FLAG, summarize),
     OPT("help", 'h', CLI_FLAG, help),
     OPT("version", 0, CLI_FLAG, version),
     OPT("out-dir", 0, CLI_STRING, out_dir),
@@ -181,18 +190,6 @@ static const cli_option options[] = {
     OPT("serial", 0, CLI_FLAG, serial),
     OPT("cpu-lane", 0, CLI_CHOICE, cpu_lane, .choices = cpu_lanes),
 };
-
-/* --shard K/N: 1 <= K <= N. */
-static bool parse_shard(const char *text, int *k, int *n)
-{
-    const char *slash = strchr(text, '/');
-    char first[32];
-    if (!slash || (size_t)(slash - text) >= sizeof first)
-        return false;
-    memcpy(first, text, (size_t)(slash - text));
-    first[slash - text] = '\0';
-    return cli_int(slash + 1, 1, 1 << 30, n) && cli_int(first, 1, *n, k);
-}
 
 /* The options that only one of the two forms takes. */
 static int check_forms(const request *rq)
@@ -230,8 +227,8 @@ static int check_inputs(request *rq)
         return cli_usage("give either an INPUT or --sample, not both");
     if (!rq->output && !batch)
         return cli_usage("no output given; use -o OUTPUT");
-    if (rq->shard && !parse_shard(rq->shard, &rq->shard_k, &rq->shard_n))
-        return cli_usage("--shard takes K/N with 1 <= K <= N, e.g. --shard 3/8");
+    if (rq->shard && db_batch_shard_parse(rq->shard, &rq->shard_k, &rq->shard_n) != DB_OK)
+        return cli_usage("%s", db_error_message());
     if (rq->format == FORMAT_PBM && rq->depth == DEPTH_8)
         return cli_usage("--format pbm holds 1-bit images; drop --depth 8 or use --format pgm");
     if (rq->output && !strcmp(rq->output, "-") && rq->format < 0)
@@ -564,6 +561,27 @@ static int run_batch(const request *rq)
     return st != DB_OK ? cli_fail(st) : db_exit_status(sum.worst);
 }
 
+/* --summarize: the JSON logs of a batch's tasks merged into one account. */
+static int summarize(const request *rq)
+{
+    if (rq->algo || rq->out_dir || rq->output || rq->shard || rq->sample || rq->log_json)
+        return cli_usage("--summarize reads the logs of a batch and takes none of --algo, --out-dir, -o, "
+                         "--shard, --sample, --log-json");
+    if (rq->n_inputs == 0)
+        return cli_usage("--summarize needs the --log-json files of the batch (or their directory)");
+    db_batch_logs logs = {0};
+    db_status st = DB_OK;
+    for (int i = 0; i < rq->n_inputs && st == DB_OK; i++)
+        st = db_batch_logs_add(&logs, rq->inputs[i]);
+    if (st == DB_OK)
+        db_batch_logs_print(&logs, stdout);
+    int failed = logs.failed;
+    db_batch_logs_free(&logs);
+    if (st == DB_OK && fflush(stdout) != 0)
+        st = db_fail(DB_ERR_IO, "cannot write the summary: %s", strerror(errno));
+    return st != DB_OK ? cli_fail(st) : failed ? db_exit_status(DB_ERR_FORMAT) : CLI_OK;
+}
+
 /* --list-algos, --list-devices, --write-sample: answers that run nothing. */
 static int answer(const request *rq)
 {
@@ -609,6 +627,8 @@ int main(int argc, char **argv)
         return answer(&rq);
     rq.inputs = argv + first;
     rq.n_inputs = argc - first;
+    if (rq.summarize)
+        return summarize(&rq);
     if ((code = check_forms(&rq)) >= 0 || (code = check_inputs(&rq)) >= 0 || (code = check_job(&rq)) >= 0 ||
         (code = check_paths(&rq)) >= 0)
         return code;
