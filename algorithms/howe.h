@@ -1,0 +1,60 @@
+/*
+** howe.h — what Howe's three algorithms share: `howe` (fixed parameters),
+** `howe-auto` (the tuning searches, algorithms/howe_tune.c) and `howe-predict`
+** (parameters predicted from image features, algorithms/howe_features.c).
+** Their stages build the same integer graph and cut it the same way, so a
+** tuned or predicted (thi, c) gives exactly the image `howe` gives for it.
+*/
+#ifndef DB_HOWE_H
+#define DB_HOWE_H
+
+#include <stdint.h>
+#include "algorithms/algorithms.h"
+
+/* The tuning list of c: c_i = 20 * 2^(i / 4), i = 0..32 (20 to 5120, four
+** steps per octave), and the kept-link capacity of each, round(32 c_i). The
+** capacities ascend, so a chain of cuts over them only ever raises links. */
+#define DB_HOWE_LINKS 33
+double db_howe_c(int i);
+int32_t db_howe_link(int i);
+
+/* The kept-link capacity for a weight c: round(32 c), as the graph uses it. */
+int32_t db_howe_link_of(double c);
+
+/* The report item of a cut (int64): success flag, the flow value, and the work
+** of the role that cut (the CPU's search steps, the GPU's commands). */
+enum db_howe_cut_report { DB_HOWE_CUT_OK, DB_HOWE_CUT_FLOW, DB_HOWE_CUT_STEPS, DB_HOWE_CUT_COMMANDS, DB_HOWE_CUT_VALUES };
+
+/* Stage checks: Howe's graph needs at least 3x3 pixels. */
+db_status db_howe_check_size(db_stage_run *run);
+
+/* The `laplacian` stage on both roles: image -> gray (MATLAB's rgb2gray), lap2
+** (2 x the Laplacian per node, -1000 at bright-background outliers). */
+db_status db_howe_laplacian(db_stage_run *run);
+
+/* The bytes of the lap2 item: one int32 per node of the (H-1) x (W-1) grid. */
+size_t db_howe_lap2_size(const db_job *job, int width, int height);
+
+/* The graph of one cut in scratch buffers of the stage's device, one int32 per
+** node each: t-link capacities, and the links to the right and lower neighbours. */
+typedef struct db_howe_graph {
+    cl_mem source, sink, right, down;
+} db_howe_graph;
+
+/* Allocates the graph's buffers (four scratch buffers of the stage). */
+db_status db_howe_graph_alloc(db_stage_run *run, db_howe_graph *g);
+
+/* Fills the graph from gray, lap2 and the edge map that starts `edge_offset`
+** bytes into `edges`, with kept links of capacity `link`. */
+db_status db_howe_graph_build(db_stage_run *run, const db_howe_graph *g, cl_mem gray, cl_mem lap2, cl_mem edges,
+                              cl_ulong edge_offset, cl_int link);
+
+/* The `graphcut` stage with kept links of capacity `link`: in ports gray, lap2,
+** edges; out ports the image (0 = ink) and the cut report (DB_HOWE_CUT_*).
+** Boykov-Kolmogorov on the cpu role, push-relabel on the gpu role. */
+db_status db_howe_graphcut(db_stage_run *run, cl_int link);
+
+/* The launch shape of Howe's 2-D kernels on this stage's role. */
+const size_t *db_howe_local(db_stage_run *run);
+
+#endif
