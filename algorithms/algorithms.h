@@ -52,6 +52,7 @@ extern const db_algo db_algo_nick;
 extern const db_algo db_algo_wolf;
 extern const db_algo db_algo_hbk;
 extern const db_algo db_algo_howe;
+extern const db_algo db_algo_howe_auto;
 extern const db_algo db_algo_dbs;
 
 #endif
