@@ -53,6 +53,7 @@ extern const db_algo db_algo_wolf;
 extern const db_algo db_algo_hbk;
 extern const db_algo db_algo_howe;
 extern const db_algo db_algo_howe_auto;
+extern const db_algo db_algo_howe_predict;
 extern const db_algo db_algo_dbs;
 
 #endif
