@@ -8,6 +8,7 @@
 #ifndef DB_HOWE_H
 #define DB_HOWE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "algorithms/algorithms.h"
 
@@ -56,5 +57,49 @@ db_status db_howe_graphcut(db_stage_run *run, cl_int link);
 
 /* The launch shape of Howe's 2-D kernels on this stage's role. */
 const size_t *db_howe_local(db_stage_run *run);
+
+/* The most chains of cuts of one tuning search (algorithms/howe_tune.h). */
+#define DB_HOWE_MAX_CHAINS 11
+
+/* The features, in the model's order (docs/howe.md): the contrast and the
+** homogeneity of the gray-level co-occurrence matrix of horizontally adjacent
+** pixels (MATLAB's graycomatrix defaults: 8 levels), the mean gray level of
+** the Canny edges at DB_HOWE_EDGE_THI, and the standard deviation of the gray
+** levels above Otsu's threshold (the background). */
+enum db_howe_feature { DB_HOWE_CONTRAST, DB_HOWE_HOMOGENEITY, DB_HOWE_EDGE_MEAN, DB_HOWE_BACKGROUND_STD, DB_HOWE_FEATURES };
+extern const char *const db_howe_feature_names[DB_HOWE_FEATURES];
+
+/* The integer statistics the feature stages compute: the counts of |level
+** difference| 0..7 of horizontal pairs; the edge pixels and their gray sum;
+** the background's pixels, gray sum and sum of squares. */
+typedef struct db_howe_stats {
+    uint64_t glcm[8];
+    uint64_t edges[2];
+    uint64_t background[3];
+} db_howe_stats;
+
+/* What a run on the calling thread hands back besides its image, for the
+** training of howe-predict and the tests: ground truth in; cut histories,
+** statistics, features and predictions out. Stages read it while db_run
+** enqueues them, which it does on its caller's thread. */
+typedef struct db_howe_probe {
+    /* In, for howe-auto's grid search: width*height bytes, nonzero = ink. */
+    const uint8_t *truth;
+    /* Out, when set: howe-auto's chain j (its j-th threshold), one word per
+    ** node ((H-1) x (W-1), raster order), bit i the node's cut at c_i (1 = ink). */
+    uint64_t *history[DB_HOWE_MAX_CHAINS];
+    /* Out, from howe-predict: its statistics, features, and the model's thi and c index. */
+    bool has_features;
+    db_howe_stats stats;
+    double features[DB_HOWE_FEATURES];
+    double thi;
+    int c_index;
+} db_howe_probe;
+
+/* Attaches `probe` to the calling thread's next runs; NULL detaches it. */
+void db_howe_probe_attach(db_howe_probe *probe);
+
+/* The probe attached to the calling thread, or NULL. */
+db_howe_probe *db_howe_probe_current(void);
 
 #endif

@@ -386,8 +386,11 @@ static db_status predict(db_stage_run *run)
     db_howe_predict(&model, f, &thi, &c_index);
     db_howe_probe *probe = db_howe_probe_current();
     if (probe) {
-        memcpy(probe->features, f, sizeof f);
         probe->has_features = true;
+        probe->stats = s;
+        memcpy(probe->features, f, sizeof f);
+        probe->thi = thi;
+        probe->c_index = c_index;
     }
     double c = db_howe_c(c_index);
     cl_int link = db_howe_link(c_index);

@@ -10,25 +10,8 @@
 #include <stdio.h>
 #include "algorithms/howe_tune.h"
 
-/* The features, in the model's order (docs/howe.md): the contrast and the
-** homogeneity of the gray-level co-occurrence matrix of horizontally adjacent
-** pixels (MATLAB's graycomatrix defaults: 8 levels), the mean gray level of
-** the Canny edges at DB_HOWE_EDGE_THI, and the standard deviation of the gray
-** levels above Otsu's threshold (the background). */
-enum db_howe_feature { DB_HOWE_CONTRAST, DB_HOWE_HOMOGENEITY, DB_HOWE_EDGE_MEAN, DB_HOWE_BACKGROUND_STD, DB_HOWE_FEATURES };
-extern const char *const db_howe_feature_names[DB_HOWE_FEATURES];
-
 /* The high threshold of the edge feature's Canny (howe's default). */
 #define DB_HOWE_EDGE_THI 0.4
-
-/* The integer statistics the feature stages compute: the counts of |level
-** difference| 0..7 of horizontal pairs; the edge pixels and their gray sum;
-** the background's pixels, gray sum and sum of squares. */
-typedef struct db_howe_stats {
-    uint64_t glcm[8];
-    uint64_t edges[2];
-    uint64_t background[3];
-} db_howe_stats;
 
 /* The features from the statistics, in double. A page without edges has edge
 ** mean 255, one without background pixels a background deviation of 0. */

@@ -24,9 +24,6 @@
 ** search, run only through db_howe_grid. */
 typedef enum db_howe_search { DB_HOWE_ALG3, DB_HOWE_SEARCH_C, DB_HOWE_ALG2, DB_HOWE_GRID, DB_HOWE_SEARCHES } db_howe_search;
 
-/* The most chains of one search (ALG2, GRID). */
-#define DB_HOWE_MAX_CHAINS 11
-
 /* The high thresholds of ALG3 (3) and of ALG2 and GRID (11), ascending. */
 extern const double db_howe_alg3_thi[3];
 extern const double db_howe_grid_thi[DB_HOWE_MAX_CHAINS];
@@ -55,27 +52,6 @@ int db_howe_best_f(const int64_t *hits, const int64_t *inks, int64_t truth, int 
 
 /* The F-measure above of one image. */
 double db_howe_f(int64_t hits, int64_t inks, int64_t truth);
-
-/* What a run on the calling thread hands back besides its image, for the
-** training and the tests: ground truth in, features and cut histories out.
-** Stages read it while they are enqueued, which db_run does on its caller's
-** thread. */
-typedef struct db_howe_probe {
-    /* In, for the GRID search: width*height bytes, nonzero = ink. */
-    const uint8_t *truth;
-    /* Out, when set: chain j's cuts, one word per node ((H-1) x (W-1)), bit i
-    ** the sink side (ink) at c_i. Filled by howe-auto. */
-    uint64_t *history[DB_HOWE_MAX_CHAINS];
-    /* Out: the four features of howe-predict (algorithms/howe_features.h). */
-    double features[4];
-    bool has_features;
-} db_howe_probe;
-
-/* Attaches `probe` to the calling thread's next runs; NULL detaches it. */
-void db_howe_probe_attach(db_howe_probe *probe);
-
-/* The probe attached to the calling thread, or NULL. */
-db_howe_probe *db_howe_probe_current(void);
 
 /* The internal algorithm of the GRID search: the stages of howe-auto with
 ** search=grid. Runs only with a probe that gives the truth. */

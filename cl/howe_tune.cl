@@ -20,6 +20,7 @@
 #define H_INK 35   /* 33 counts: ink pixels at c_i (grid search) */
 #define H_HIT 68   /* 33 counts: ink pixels at c_i that are ink in the truth (grid search) */
 #define COUNTS 99  /* H_TRUTH .. H_HIT + 32 */
+#define CUTS 33    /* the bits of a node word that hold cuts; the others are not cleared */
 
 /* The ink bits of pixel (r, k) of the output images: the node words padded to
 ** the image by repeating the last row and column, and ink kept only where the
@@ -32,7 +33,7 @@ ulong image_bits(global const ulong *words, int width, int height, int r, int k)
     ulong self = words[(ulong)pr * cols + pk];
     ulong north = r > 0 ? words[(ulong)min(r - 1, rows - 1) * cols + pk] : self;
     ulong west = k > 0 ? words[(ulong)pr * cols + min(k - 1, cols - 1)] : self;
-    return self & (north | west);
+    return self & (north | west) & (((ulong)1 << CUTS) - 1);
 }
 
 /* The range of pixels of work-item g: a contiguous chunk (CPU devices, whose
