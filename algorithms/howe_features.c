@@ -377,13 +377,22 @@ static db_status predict(db_stage_run *run)
         st = db_stage_read(run, db_stage_in(run, 2), 0, sizeof s.edges, s.edges);
     if (st == DB_OK)
         st = db_stage_read(run, db_stage_in(run, 3), 0, sizeof s.background, s.background);
-    db_howe_model model;
-    if (st != DB_OK || (st = db_howe_model_load(&model)) != DB_OK)
+    if (st != DB_OK)
         return st;
-    double f[DB_HOWE_FEATURES], thi;
-    int c_index;
+    double f[DB_HOWE_FEATURES], thi = job->params[DB_HOWE_THI], c = job->params[DB_HOWE_C];
+    int c_index = -1;
     db_howe_features(&s, f);
-    db_howe_predict(&model, f, &thi, &c_index);
+    /* The model is read only when it is needed: a page with thi and c given runs without it. */
+    if (!(thi > 0) || !(c > 0)) {
+        db_howe_model model;
+        double predicted;
+        if ((st = db_howe_model_load(&model)) != DB_OK)
+            return st;
+        db_howe_predict(&model, f, &predicted, &c_index);
+        thi = thi > 0 ? thi : predicted;
+    }
+    cl_int link = c > 0 ? db_howe_link_of(c) : db_howe_link(c_index);
+    c = c > 0 ? c : db_howe_c(c_index);
     db_howe_probe *probe = db_howe_probe_current();
     if (probe) {
         probe->has_features = true;
@@ -392,14 +401,6 @@ static db_status predict(db_stage_run *run)
         probe->thi = thi;
         probe->c_index = c_index;
     }
-    double c = db_howe_c(c_index);
-    cl_int link = db_howe_link(c_index);
-    if (job->params[DB_HOWE_C] > 0) {
-        c = job->params[DB_HOWE_C];
-        link = db_howe_link_of(c);
-    }
-    if (job->params[DB_HOWE_THI] > 0)
-        thi = job->params[DB_HOWE_THI];
     cl_long values[PARAM_VALUES] = {
         [PARAM_LINK] = link,
         [PARAM_REPORTED + DB_HOWE_PREDICT_THI - DB_HOWE_PREDICT_THI] = lround(1000.0 * thi),

@@ -579,6 +579,7 @@ static const db_param grid_params[DB_HOWE_N_PARAMS] =
                 .max = DB_HOWE_GRID, .doc = "grid: 11 chains scored against a ground truth", .names = search_names,
                 .n_names = DB_HOWE_SEARCHES);
 
+/* In the order of the values, so that a db_report's i-th value is value i (db_howe_grid reads them so). */
 static const db_report_field report[] = {
     {.name = "cut_ok", .index = DB_HOWE_TUNE_OK, .if_zero = "out of memory in the graph cut", .fatal = 1},
     {.name = "thi_x1000", .index = DB_HOWE_TUNE_THI},

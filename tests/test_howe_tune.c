@@ -191,13 +191,13 @@ static void check_run(db_context *ctx, const db_image *img, const db_map *map, d
         return;
     size_t d = test_diff(out->data, want, n);
     CHECK(d == 0, "%s map %s %s: %zu pixels differ from the reference's choice", what, m, kernels, d);
-    CHECK(report.values[DB_HOWE_TUNE_THI] == lround(1000 * ref->thi[thi_index]) &&
-              report.values[DB_HOWE_TUNE_C_INDEX] == c_index + 1,
-          "%s map %s: thi %lld/1000 c_%lld, reference thi %g c_%d", what, m,
-          (long long)report.values[DB_HOWE_TUNE_THI], (long long)report.values[DB_HOWE_TUNE_C_INDEX], ref->thi[thi_index],
-          c_index + 1);
-    CHECK(report.values[DB_HOWE_TUNE_CUTS] == (int64_t)ref->n_thi * 33 && report.values[DB_HOWE_TUNE_OK] == 1,
-          "%s map %s: %lld cuts", what, m, (long long)report.values[DB_HOWE_TUNE_CUTS]);
+    int64_t thi = test_report_value(&report, "thi_x1000"), c = test_report_value(&report, "c_index");
+    int64_t cuts = test_report_value(&report, "cuts");
+    CHECK(thi == lround(1000 * ref->thi[thi_index]) && c == c_index + 1,
+          "%s map %s: thi %lld/1000 c_%lld, reference thi %g c_%d", what, m, (long long)thi, (long long)c,
+          ref->thi[thi_index], c_index + 1);
+    CHECK(cuts == (int64_t)ref->n_thi * 33 && test_report_value(&report, "cut_ok") == 1, "%s map %s: %lld cuts",
+          what, m, (long long)cuts);
     db_image_free(out);
 }
 
@@ -400,16 +400,15 @@ static void dibco(db_context *ctx)
             continue;
         }
         CHECK(test_diff(out->data, first->data, (size_t)out->height * out->stride) == 0 &&
-                  report.values[DB_HOWE_TUNE_THI] == first_report.values[DB_HOWE_TUNE_THI] &&
-                  report.values[DB_HOWE_TUNE_C_INDEX] == first_report.values[DB_HOWE_TUNE_C_INDEX],
+                  !memcmp(report.values, first_report.values, sizeof report.values),
               "whole page: map %s differs from map %s", cpu_chains[i], cpu_chains[0]);
         db_image_free(out);
     }
     if (first) {
         db_job job;
         db_job_defaults(howe, &job);
-        job.params[DB_HOWE_THI] = first_report.values[DB_HOWE_TUNE_THI] / 1000.0;
-        job.params[DB_HOWE_C] = db_howe_c((int)first_report.values[DB_HOWE_TUNE_C_INDEX] - 1);
+        job.params[DB_HOWE_THI] = test_report_value(&first_report, "thi_x1000") / 1000.0;
+        job.params[DB_HOWE_C] = db_howe_c((int)test_report_value(&first_report, "c_index") - 1);
         db_map map;
         db_map_parse(howe, "cpu", &map);
         db_image *out = NULL;
