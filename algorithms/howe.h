@@ -88,6 +88,8 @@ typedef struct db_howe_probe {
     /* Out, when set: howe-auto's chain j (its j-th threshold), one word per
     ** node ((H-1) x (W-1), raster order), bit i the node's cut at c_i (1 = ink). */
     uint64_t *history[DB_HOWE_MAX_CHAINS];
+    /* Out, from the grid search: the F-measure of chain j's image at c_i. */
+    double grid_f[DB_HOWE_MAX_CHAINS][DB_HOWE_LINKS];
     /* Out, from howe-predict: its statistics and features, the thi it used,
     ** and the model's index of c (-1 when the job gave c). */
     bool has_features;

@@ -58,6 +58,7 @@ typedef struct db_howe_sample {
     double features[DB_HOWE_FEATURES];
     int thi_index, c_index; /* in db_howe_grid_thi, and the list of c */
     double f;               /* the best F-measure */
+    double table[DB_HOWE_MAX_CHAINS][DB_HOWE_LINKS]; /* every F-measure of the grid */
 } db_howe_sample;
 
 /* The features of `page` (a run of howe-predict) and its grid search against

@@ -49,7 +49,7 @@ db_status db_howe_sample_page(db_context *ctx, const db_image *page, const uint8
         return db_fail(DB_ERR_USAGE, "howe-predict gave no features");
     memcpy(s->features, probe.features, sizeof s->features);
     map = default_map(ctx, &db_algo_howe_grid);
-    return db_howe_grid(ctx, &map, page, truth, &s->thi_index, &s->c_index, &s->f);
+    return db_howe_grid(ctx, &map, page, truth, &s->thi_index, &s->c_index, &s->f, s->table);
 }
 
 /* Solves the n x n system a x = b in place (Gaussian elimination, partial pivoting). */

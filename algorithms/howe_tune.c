@@ -489,6 +489,10 @@ static db_status select_stage(db_stage_run *run)
             inks[j] = header[j][H_INK + header[j][H_PICK]];
         }
         keep = db_howe_best_f(hits, inks, header[0][H_TRUTH], n);
+        db_howe_probe *probe = db_howe_probe_current();
+        for (int j = 0; probe && j < n; j++)
+            for (int i = 0; i < DB_HOWE_LINKS; i++)
+                probe->grid_f[j][i] = db_howe_f(header[j][H_HIT + i], header[j][H_INK + i], header[j][H_TRUTH]);
     }
     int64_t cuts = 0, ok = 1;
     for (int j = 0; j < n; j++) {
@@ -623,7 +627,7 @@ const db_algo db_algo_howe_grid = {
 };
 
 db_status db_howe_grid(db_context *ctx, const db_map *map, const db_image *page, const uint8_t *truth, int *thi_index,
-                       int *c_index, double *f)
+                       int *c_index, double *f, double (*table)[DB_HOWE_LINKS])
 {
     const db_algo *algo = &db_algo_howe_grid;
     db_job job;
@@ -637,6 +641,8 @@ db_status db_howe_grid(db_context *ctx, const db_map *map, const db_image *page,
     db_howe_probe_attach(outer);
     if (st != DB_OK)
         return st;
+    if (table)
+        memcpy(table, probe.grid_f, sizeof probe.grid_f);
     int64_t hits = 0, inks = 0, gt = 0;
     for (int r = 0; r < page->height; r++)
         for (int k = 0; k < page->width; k++) {

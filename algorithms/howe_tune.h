@@ -69,8 +69,9 @@ enum db_howe_tune_report {
 
 /* Runs the GRID search on `page` under `map` against `truth` (the page's size,
 ** nonzero = ink): every thi of db_howe_grid_thi with every c, and returns the
-** indices of the best F-measure's thi (0..10) and c (0..32), and its F. */
+** indices of the best F-measure's thi (0..10) and c (0..32), and its F; and
+** when `table` is given, every F-measure: table[thi index][c index]. */
 db_status db_howe_grid(db_context *ctx, const db_map *map, const db_image *page, const uint8_t *truth, int *thi_index,
-                       int *c_index, double *f);
+                       int *c_index, double *f, double (*table)[DB_HOWE_LINKS]);
 
 #endif

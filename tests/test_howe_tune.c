@@ -255,7 +255,7 @@ static void check_grid(db_context *ctx, const db_image *img, const reference *re
     ref_tune_search(ref->images, img->width, img->height, ref->n_thi, 3, truth, &want_thi, &want_c);
     db_map map;
     db_map_parse(algo, map_text, &map);
-    db_status st = db_howe_grid(ctx, &map, img, truth, &thi_index, &c_index, &f);
+    db_status st = db_howe_grid(ctx, &map, img, truth, &thi_index, &c_index, &f, NULL);
     CHECK(st == DB_OK, "grid on %s: %s", map_text, db_error_message());
     CHECK(st != DB_OK || (thi_index == want_thi && c_index == want_c),
           "grid on %s: thi %d c %d, reference thi %d c %d", map_text, thi_index, c_index, want_thi, want_c);
