@@ -355,15 +355,8 @@ static db_status keep_edges(db_stage_run *run, int i, cl_mem edges, void *arg)
 {
     (void)i;
     (void)arg;
-    cl_kernel k = db_stage_kernel(run, "howe_tune.cl", "tune_copy");
-    if (!k)
-        return db_error_status();
-    cl_mem out = db_stage_out(run, 0);
-    cl_ulong zero = 0, n = (cl_ulong)db_stage_width(run) * (cl_ulong)db_stage_height(run);
-    const size_t global = (size_t)n, local = 256;
-    db_status st = db_stage_args(run, k, 5, sizeof edges, &edges, sizeof zero, &zero, sizeof out, &out, sizeof zero,
-                                 &zero, sizeof n, &n);
-    return st == DB_OK ? db_stage_launch_any(run, k, 1, &global, &local) : st;
+    cl_ulong n = (cl_ulong)db_stage_width(run) * (cl_ulong)db_stage_height(run);
+    return db_howe_copy(run, edges, 0, db_stage_out(run, 0), 0, n);
 }
 
 /* predict: the features, the model's thi and c (or the job's where given),

@@ -225,8 +225,8 @@ static db_status set_word(db_stage_run *run, cl_mem mem, cl_int index, cl_uint v
     return st == DB_OK ? db_stage_launch(run, k, 1, &one, NULL) : st;
 }
 
-static db_status copy_bytes(db_stage_run *run, cl_mem src, cl_ulong src_offset, cl_mem dst, cl_ulong dst_offset,
-                            cl_ulong n)
+db_status db_howe_copy(db_stage_run *run, cl_mem src, cl_ulong src_offset, cl_mem dst, cl_ulong dst_offset,
+                       cl_ulong n)
 {
     cl_kernel k = db_stage_kernel(run, "howe_tune.cl", "tune_copy");
     if (!k)
@@ -243,7 +243,7 @@ static db_status keep_edges(db_stage_run *run, int i, cl_mem edges, void *arg)
 {
     (void)arg;
     cl_ulong n = pixels(db_stage_width(run), db_stage_height(run));
-    return copy_bytes(run, edges, 0, db_stage_out(run, 0), (cl_ulong)i * n, n);
+    return db_howe_copy(run, edges, 0, db_stage_out(run, 0), (cl_ulong)i * n, n);
 }
 
 static db_status canny_all(db_stage_run *run)
@@ -500,7 +500,7 @@ static db_status select_stage(db_stage_run *run)
         ok &= header[j][H_CUTS] == DB_HOWE_LINKS;
     }
     int c_index = (int)header[keep][H_PICK];
-    if ((st = copy_bytes(run, db_stage_in(run, keep % CHAIN_STAGES), HEADER_BYTES + (cl_ulong)(keep / CHAIN_STAGES) * px,
+    if ((st = db_howe_copy(run, db_stage_in(run, keep % CHAIN_STAGES), HEADER_BYTES + (cl_ulong)(keep / CHAIN_STAGES) * px,
                          db_stage_out(run, 0), 0, px)) != DB_OK)
         return st;
     cl_kernel k = db_stage_kernel(run, "howe_tune.cl", "tune_report");

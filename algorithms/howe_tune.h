@@ -53,6 +53,11 @@ int db_howe_best_f(const int64_t *hits, const int64_t *inks, int64_t truth, int 
 /* The F-measure above of one image. */
 double db_howe_f(int64_t hits, int64_t inks, int64_t truth);
 
+/* Enqueues a copy of n bytes from src at src_offset to dst at dst_offset with
+** the kernel of cl/howe_tune.cl (the stage must list that file). */
+db_status db_howe_copy(db_stage_run *run, cl_mem src, cl_ulong src_offset, cl_mem dst, cl_ulong dst_offset,
+                       cl_ulong n);
+
 /* The internal algorithm of the GRID search: the stages of howe-auto with
 ** search=grid. Runs only with a probe that gives the truth. */
 extern const db_algo db_algo_howe_grid;
