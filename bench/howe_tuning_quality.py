@@ -34,9 +34,9 @@ SECTION = "## Howe's parameter tuning"
 METHODS = [
     ('howe', 'howe', []),
     ('howe-auto', 'howe-auto', []),
+    ('howe-predict', 'howe-predict', []),
     ('Alg1 alone', 'howe-auto', ['search=c', 'thi=0.3', 'sigma=0.4']),
     ('Alg2', 'howe-auto', ['search=alg2']),
-    ('howe-predict', 'howe-predict', []),
 ]
 
 
@@ -124,8 +124,8 @@ def main():
 
     rows = {}  # (dataset, method) -> list of per-page dicts
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for name, images, gt_dir in datasets:
-            for label, algo, params in methods:
+        for label, algo, params in methods:
+            for name, images, gt_dir in datasets:
                 out = os.path.join(args.work, re.sub(r'\W+', '_', name), re.sub(r'\W+', '_', label))
                 os.makedirs(out, exist_ok=True)
                 jobs = {f: pool.submit(binarize, run, algo, params, src, os.path.join(out, f)) for f, src in images}
