@@ -194,7 +194,8 @@ db_status db_howe_model_load(db_howe_model *m)
     if (st != DB_OK) {
         char why[1024];
         snprintf(why, sizeof why, "%s", db_error_message());
-        return db_fail(st, "DOCBIN_HOWE_MODEL: %s", why);
+        return db_fail(st, "DOCBIN_HOWE_MODEL: %s; point it at a model file (docbin-bench --train-howe writes one) "
+                       "or unset it for the built-in model", why);
     }
     if (memchr(text, '\0', size))
         st = db_fail(DB_ERR_FORMAT, "%s: a binary file, not a docbin Howe model; %s", path, MODEL_FIX);
