@@ -6,7 +6,7 @@
 #   check: build; the Howe tests with the gpu role on the GPU (not with TESTS=0);
 #          on three DIBCO pages, howe-auto on the all-GPU map, on a mixed map and
 #          on the all-CPU map (PoCL) gives one image, thi and c.
-#   speed: docbin-bench on every DIBCO page, RUNS timed runs (default 5) after a
+#   speed: docbin-bench on every DIBCO page, RUNS timed runs (default 3) after a
 #          warm-up: plain howe and howe-predict on the all-GPU map; howe-auto on
 #          the all-GPU map and on the mixed maps of $MIXED (default: each chain
 #          alone on the cpu role, and the laplacian or canny on the cpu role).
@@ -50,7 +50,7 @@ if [ "$part" = check ] || [ "$part" = all ]; then
 fi
 
 if [ "$part" = speed ] || [ "$part" = all ]; then
-    runs=${RUNS:-5}
+    runs=${RUNS:-3}
     $bench --algo howe --maps gpu --runs "$runs" --csv "$out/howe.csv" $pages > "$out/howe.txt" 2>&1
     $bench --algo howe-predict --maps gpu --runs "$runs" --csv "$out/howe-predict.csv" $pages \
         > "$out/howe-predict.txt" 2>&1
