@@ -186,7 +186,7 @@ def main():
         if TRAINING in names or (gname, 'howe-predict') not in summary:
             continue
         f0, fa, fp = (summary[(gname, m)][0] for m in ('howe', 'howe-auto', 'howe-predict'))
-        if fa != f0:
+        if fa > f0:
             lines.append(f'- {gname}: howe-predict keeps {100 * (fp - f0) / (fa - f0):.0f} % of howe-auto\'s gain in F '
                          f'({fp - f0:+.2f} against {fa - f0:+.2f}).')
     lines.append('')

@@ -11,9 +11,11 @@ table of the stage times and their ratio.
 usage: bench/howe_warm_cold.py [--build build] [--thi 0.375] [--repeat 3] ROLE:PAGE [ROLE:PAGE ...]
 """
 import argparse
+import os
 import re
 import subprocess
 import sys
+import tempfile
 
 
 def stage_ms(out, stage):
@@ -24,7 +26,9 @@ def stage_ms(out, stage):
 
 
 def profile(run, args):
-    p = subprocess.run([run, '--profile', '-o', '/dev/null'] + args, capture_output=True, text=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        p = subprocess.run([run, '--profile', '-o', os.path.join(tmp, 'out.pgm')] + args, capture_output=True,
+                           text=True)
     if p.returncode != 0:
         raise RuntimeError(f'{" ".join(args)}: {p.stderr.strip()}')
     return p.stderr
