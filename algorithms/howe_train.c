@@ -230,8 +230,11 @@ db_status db_howe_train(db_context *ctx, const char *dir, const char *model_path
     if (st == DB_OK)
         st = db_howe_fit(samples, n, &m);
     if (st == DB_OK) {
-        char comment[512];
+        char comment[1024];
         snprintf(comment, sizeof comment,
+                 "howe-predict's model (docs/howe.md). With z[k] = (feature k - mean[k]) / scale[k]:\n"
+                 "thi = thi[0] + sum of thi[1 + k] z[k], kept within [0.15, 0.65];\n"
+                 "c = 20 * 2^(i / 4) with i = c_index[0] + sum of c_index[1 + k] z[k], rounded, kept within 0..32.\n"
                  "Trained by docbin-bench --train-howe on %d pages: per page the best thi and c of the grid search\n"
                  "(11 thi x 33 c, F-measure), least squares with ridge %g on the standardised features.",
                  n, RIDGE);
