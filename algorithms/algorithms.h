@@ -33,6 +33,13 @@ db_status db_gray(db_stage_run *run);
 db_status db_canny_cpu(db_stage_run *run);
 db_status db_canny_gpu(db_stage_run *run);
 
+/* Canny edge maps for n high thresholds thi[0..n) (the job's sigma and tlo) in
+** one stage: the smoothing and gradients are computed once. After the i-th map
+** is made in `edges` (a scratch buffer of the stage, width*height bytes,
+** overwritten by the next map), each(run, i, edges, arg) enqueues what takes it. */
+typedef db_status (*db_canny_each)(db_stage_run *run, int i, cl_mem edges, void *arg);
+db_status db_canny_thresholds(db_stage_run *run, const double *thi, int n, db_canny_each each, void *arg);
+
 /* Parameter indices of Howe's binarization, shared by its stage files. */
 enum db_howe_param { DB_HOWE_C, DB_HOWE_THI, DB_HOWE_TLO, DB_HOWE_SIGMA, DB_HOWE_RELABEL, DB_HOWE_N_PARAMS };
 
@@ -44,6 +51,8 @@ extern const db_algo db_algo_nick;
 extern const db_algo db_algo_wolf;
 extern const db_algo db_algo_hbk;
 extern const db_algo db_algo_howe;
+extern const db_algo db_algo_howe_auto;
+extern const db_algo db_algo_howe_predict;
 extern const db_algo db_algo_dbs;
 
 #endif

@@ -70,30 +70,23 @@ typedef struct canny_bufs {
     cl_mem img, out, work, smooth, grad, state, thin, stats, flags, weights;
 } canny_bufs;
 
-/* Steps 1–7: gray, smoothing, gradients, the maximum, non-maximum suppression
-** and thresholds into `state`. */
-static db_status edges_weak(db_stage_run *run, const canny_bufs *b, int w, int gpu)
+/* Steps 1–4: gray, smoothing, gradients and their largest magnitude. */
+static db_status gradients(db_stage_run *run, const canny_bufs *b, int w, int gpu)
 {
-    const db_job *job = db_stage_job(run);
     cl_int width = db_stage_width(run), height = db_stage_height(run), channels = db_stage_channels(run);
     cl_ulong n = (cl_ulong)width * (cl_ulong)height;
-    cl_double tlo = job->params[DB_HOWE_TLO], thi = job->params[DB_HOWE_THI];
     cl_int half = w;
     cl_int parts = max_parts(run, gpu);
-    cl_kernel init = db_stage_kernel(run, "canny.cl", "canny_init");
     cl_kernel gray = db_stage_kernel(run, "canny.cl", "canny_gray");
     cl_kernel rows = db_stage_kernel(run, "canny.cl", "canny_smooth_rows");
     cl_kernel cols = db_stage_kernel(run, "canny.cl", "canny_smooth_cols");
     cl_kernel gradient = db_stage_kernel(run, "canny.cl", "canny_gradient");
     cl_kernel partial = db_stage_kernel(run, "canny.cl", "canny_max_partial");
     cl_kernel final = db_stage_kernel(run, "canny.cl", "canny_max_final");
-    cl_kernel nms = db_stage_kernel(run, "canny.cl", "canny_nms");
-    if (!init || !gray || !rows || !cols || !gradient || !partial || !final || !nms)
+    if (!gray || !rows || !cols || !gradient || !partial || !final)
         return db_error_status();
-    db_status st = db_stage_args(run, init, 1, sizeof b->flags, &b->flags);
-    if (st == DB_OK)
-        st = db_stage_args(run, gray, 4, sizeof b->img, &b->img, sizeof n, &n, sizeof channels, &channels,
-                           sizeof b->smooth, &b->smooth);
+    db_status st = db_stage_args(run, gray, 4, sizeof b->img, &b->img, sizeof n, &n, sizeof channels, &channels,
+                                 sizeof b->smooth, &b->smooth);
     if (st == DB_OK)
         st = db_stage_args(run, rows, 6, sizeof b->smooth, &b->smooth, sizeof width, &width, sizeof height, &height,
                            sizeof half, &half, sizeof b->weights, &b->weights, sizeof b->work, &b->work);
@@ -109,22 +102,36 @@ static db_status edges_weak(db_stage_run *run, const canny_bufs *b, int w, int g
         st = db_stage_args(run, partial, 3, sizeof b->work, &b->work, sizeof n, &n, sizeof b->stats, &b->stats);
     if (st == DB_OK)
         st = db_stage_args(run, final, 2, sizeof b->stats, &b->stats, sizeof parts, &parts);
-    if (st == DB_OK)
-        st = db_stage_args(run, nms, 9, sizeof b->grad, &b->grad, sizeof b->work, &b->work, sizeof b->stats,
-                           &b->stats, sizeof width, &width, sizeof height, &height, sizeof tlo, &tlo, sizeof thi,
-                           &thi, sizeof b->state, &b->state, sizeof b->flags, &b->flags);
     if (st != DB_OK)
         return st;
     const size_t one = 1, px = (size_t)n, group = gpu ? REDUCE : 64, reduce = (size_t)parts * group;
     const size_t local_1d = 256;
-    if ((st = db_stage_launch(run, init, 1, &one, NULL)) != DB_OK ||
-        (st = db_stage_launch(run, gray, 1, &px, gpu ? &local_1d : db_any_group)) != DB_OK ||
+    if ((st = db_stage_launch(run, gray, 1, &px, gpu ? &local_1d : db_any_group)) != DB_OK ||
         (st = launch_2d(run, rows, gpu)) != DB_OK || (st = launch_2d(run, cols, gpu)) != DB_OK ||
         (st = launch_2d(run, gradient, gpu)) != DB_OK ||
-        (st = db_stage_launch(run, partial, 1, &reduce, &group)) != DB_OK ||
-        (st = db_stage_launch(run, final, 1, &one, NULL)) != DB_OK)
+        (st = db_stage_launch(run, partial, 1, &reduce, &group)) != DB_OK)
         return st;
-    return launch_2d(run, nms, gpu);
+    return db_stage_launch(run, final, 1, &one, NULL);
+}
+
+/* Steps 5–7 for one pair of thresholds: non-maximum suppression and the
+** thresholds into `state`, with the flags cleared first. */
+static db_status suppress(db_stage_run *run, const canny_bufs *b, int gpu, cl_double tlo, cl_double thi)
+{
+    cl_int width = db_stage_width(run), height = db_stage_height(run);
+    cl_kernel init = db_stage_kernel(run, "canny.cl", "canny_init");
+    cl_kernel nms = db_stage_kernel(run, "canny.cl", "canny_nms");
+    if (!init || !nms)
+        return db_error_status();
+    const size_t one = 1;
+    db_status st = db_stage_args(run, init, 1, sizeof b->flags, &b->flags);
+    if (st == DB_OK)
+        st = db_stage_args(run, nms, 9, sizeof b->grad, &b->grad, sizeof b->work, &b->work, sizeof b->stats,
+                           &b->stats, sizeof width, &width, sizeof height, &height, sizeof tlo, &tlo, sizeof thi,
+                           &thi, sizeof b->state, &b->state, sizeof b->flags, &b->flags);
+    if (st == DB_OK)
+        st = db_stage_launch(run, init, 1, &one, NULL);
+    return st == DB_OK ? launch_2d(run, nms, gpu) : st;
 }
 
 /* Step 8: hysteresis passes in growing rounds until one promotes nothing.
@@ -200,21 +207,26 @@ static db_status thin(db_stage_run *run, const canny_bufs *b, cl_mem settled, in
     return st == DB_OK ? launch_2d(run, k, gpu) : st;
 }
 
-static db_status canny_impl(db_stage_run *run, int gpu)
+/* Edge maps for n high thresholds (the job's low threshold and sigma): the
+** gradients once, then per threshold steps 5–9 into `out`, after which
+** each(run, i, out, arg) takes the map when given. */
+static db_status canny_impl(db_stage_run *run, int gpu, const double *thi, int n, cl_mem out, db_canny_each each,
+                            void *arg)
 {
-    double sigma = db_stage_job(run)->params[DB_HOWE_SIGMA];
+    const db_job *job = db_stage_job(run);
+    double sigma = job->params[DB_HOWE_SIGMA];
     if (!(sigma > 0))
         return db_fail(DB_ERR_USAGE, "canny: sigma must be positive, not %g", sigma);
     if (gpu && db_stage_device(run)->max_group < HT * HR)
         gpu = 0; /* the tile kernels need HT*HR work-items; the CPU shapes give the same result */
-    int w = half_width(sigma), n = 2 * w + 1;
+    int w = half_width(sigma), taps = 2 * w + 1;
     double weights[(2 * MAX_HALF + 1) * (2 * MAX_HALF + 2)];
     make_weights(sigma, w, weights);
     size_t px = (size_t)db_stage_width(run) * (size_t)db_stage_height(run);
     size_t parts = (size_t)max_parts(run, gpu);
     canny_bufs b = {
         .img = db_stage_in(run, 0),
-        .out = db_stage_out(run, 0),
+        .out = out,
         .work = db_stage_scratch(run, px * sizeof(cl_double)),
         .smooth = db_stage_scratch(run, px * sizeof(cl_double)),
         .grad = db_stage_scratch(run, px * sizeof(cl_double2)),
@@ -223,25 +235,35 @@ static db_status canny_impl(db_stage_run *run, int gpu)
         .stats = db_stage_scratch(run, (1 + parts) * sizeof(cl_double)),
         .flags = db_stage_scratch(run, F_INTS * sizeof(cl_int)),
     };
-    if (!b.work || !b.smooth || !b.grad || !b.state || !b.thin || !b.stats || !b.flags)
+    if (!b.out || !b.work || !b.smooth || !b.grad || !b.state || !b.thin || !b.stats || !b.flags)
         return db_error_status();
-    if (!(b.weights = db_stage_constant(run, weights, (size_t)(n + n * n) * sizeof(double))))
+    if (!(b.weights = db_stage_constant(run, weights, (size_t)(taps + taps * taps) * sizeof(double))))
         return db_error_status();
-    cl_mem settled = NULL;
-    db_status st = edges_weak(run, &b, w, gpu);
-    if (st == DB_OK)
-        st = hysteresis(run, &b, gpu, &settled);
-    if (st == DB_OK)
-        st = thin(run, &b, settled, gpu);
+    db_status st = gradients(run, &b, w, gpu);
+    for (int i = 0; i < n && st == DB_OK; i++) {
+        cl_mem settled = NULL;
+        if ((st = suppress(run, &b, gpu, job->params[DB_HOWE_TLO], thi[i])) == DB_OK &&
+            (st = hysteresis(run, &b, gpu, &settled)) == DB_OK && (st = thin(run, &b, settled, gpu)) == DB_OK &&
+            each)
+            st = each(run, i, b.out, arg);
+    }
     return st;
 }
 
 db_status db_canny_cpu(db_stage_run *run)
 {
-    return canny_impl(run, 0);
+    return canny_impl(run, 0, &db_stage_job(run)->params[DB_HOWE_THI], 1, db_stage_out(run, 0), NULL, NULL);
 }
 
 db_status db_canny_gpu(db_stage_run *run)
 {
-    return canny_impl(run, 1);
+    return canny_impl(run, 1, &db_stage_job(run)->params[DB_HOWE_THI], 1, db_stage_out(run, 0), NULL, NULL);
+}
+
+db_status db_canny_thresholds(db_stage_run *run, const double *thi, int n, db_canny_each each, void *arg)
+{
+    cl_mem out = db_stage_scratch(run, (size_t)db_stage_width(run) * (size_t)db_stage_height(run));
+    if (!out)
+        return db_error_status();
+    return canny_impl(run, db_stage_device(run)->role == DB_ROLE_GPU, thi, n, out, each, arg);
 }

@@ -7,27 +7,48 @@
 ** capacities and cuts it. Spec, formulas and decisions: specs/howe.md.
 */
 #include <math.h>
-#include "algorithms/algorithms.h"
+#include "algorithms/howe.h"
 #include "algorithms/maxflow.h"
 #include "algorithms/pushrelabel.h"
 
 enum { IMAGE, GRAY, LAP2, EDGES, BINARY, CUT, N_ITEMS };
 
-/* The report item of `graphcut` (int64): success flag, the flow value, and the
-** work of the role that cut: the CPU's search steps (db_grid_cut_steps) or the
-** GPU's commands (db_stage_commands), 0 for the role that did not. */
-enum { CUT_OK, CUT_FLOW, CUT_STEPS, CUT_COMMANDS, CUT_VALUES };
+/* The report item of `graphcut` (DB_HOWE_CUT_*): the work of the role that cut
+** is the CPU's search steps (db_grid_cut_steps) or the GPU's commands
+** (db_stage_commands), 0 for the role that did not. */
+enum {
+    CUT_OK = DB_HOWE_CUT_OK,
+    CUT_FLOW = DB_HOWE_CUT_FLOW,
+    CUT_STEPS = DB_HOWE_CUT_STEPS,
+    CUT_COMMANDS = DB_HOWE_CUT_COMMANDS,
+    CUT_VALUES = DB_HOWE_CUT_VALUES
+};
 
-static size_t lap2_size(const db_job *job, int width, int height)
+size_t db_howe_lap2_size(const db_job *job, int width, int height)
 {
     (void)job;
     return (size_t)(width > 1 ? width - 1 : 1) * (size_t)(height > 1 ? height - 1 : 1) * sizeof(cl_int);
 }
 
+double db_howe_c(int i)
+{
+    return 20.0 * pow(2.0, i / 4.0);
+}
+
+int32_t db_howe_link_of(double c)
+{
+    return (int32_t)lround(32.0 * c);
+}
+
+int32_t db_howe_link(int i)
+{
+    return db_howe_link_of(db_howe_c(i));
+}
+
 static const db_item items[N_ITEMS] = {
     [IMAGE] = {"image", DB_ITEM_INPUT, 1, "the decoded input, gray or RGB", NULL},
     [GRAY] = {"gray", DB_ITEM_PIXELS, 1, "gray as MATLAB's rgb2gray", NULL},
-    [LAP2] = {"lap2", DB_ITEM_COMPUTED, 0, "2 x Laplacian per node, -1000 on bright background", lap2_size},
+    [LAP2] = {"lap2", DB_ITEM_COMPUTED, 0, "2 x Laplacian per node, -1000 on bright background", db_howe_lap2_size},
     [EDGES] = {"edges", DB_ITEM_PIXELS, 1, "Canny edges, 1 = edge", NULL},
     [BINARY] = {"binary", DB_ITEM_PIXELS, 1, "0 = ink, 255 = background", NULL},
     [CUT] = {"cut", DB_ITEM_FIXED, CUT_VALUES * sizeof(cl_long), "cut status, flow value and work", NULL},
@@ -38,7 +59,7 @@ static const db_item items[N_ITEMS] = {
 #define BIAS_RADIUS_MIRROR 60
 #define BIAS_RADIUS_NONE 50
 
-static db_status check_size(db_stage_run *run)
+db_status db_howe_check_size(db_stage_run *run)
 {
     if (db_stage_width(run) < 3 || db_stage_height(run) < 3)
         return db_fail(DB_ERR_FORMAT, "howe needs an image of at least 3x3 pixels, not %dx%d",
@@ -80,10 +101,10 @@ static db_status smooth(db_stage_run *run, cl_mem src8, cl_mem src, cl_mem tmp, 
 }
 
 /* One implementation for both roles: they differ only in the launches' shapes. */
-static db_status laplacian(db_stage_run *run)
+db_status db_howe_laplacian(db_stage_run *run)
 {
     static const size_t local1 = 256, local2[2] = {32, 8};
-    db_status st = check_size(run);
+    db_status st = db_howe_check_size(run);
     if (st != DB_OK)
         return st;
     cl_int w = db_stage_width(run), h = db_stage_height(run), channels = db_stage_channels(run);
@@ -120,36 +141,41 @@ static db_status laplacian(db_stage_run *run)
 }
 
 
-/* Howe's graph in scratch buffers of the stage's device (spec §3, §5): t-links
-** from lap2, n-links of capacity round(32 c) unless cut by an edge. */
-struct graph {
-    cl_mem source, sink, right, down, ink;
-};
-
-static db_status build_graph(db_stage_run *run, struct graph *g, const size_t *local)
+const size_t *db_howe_local(db_stage_run *run)
 {
-    const db_job *job = db_stage_job(run);
-    cl_int w = db_stage_width(run), h = db_stage_height(run);
-    cl_int link = (cl_int)lround(32.0 * job->params[DB_HOWE_C]);
-    size_t n = (size_t)(w - 1) * (size_t)(h - 1);
+    static const size_t local[2] = {32, 8};
+    return db_stage_device(run)->role == DB_ROLE_GPU ? local : db_any_group;
+}
+
+db_status db_howe_graph_alloc(db_stage_run *run, db_howe_graph *g)
+{
+    size_t n = (size_t)(db_stage_width(run) - 1) * (size_t)(db_stage_height(run) - 1);
     g->source = db_stage_scratch(run, n * sizeof(cl_int));
     g->sink = db_stage_scratch(run, n * sizeof(cl_int));
     g->right = db_stage_scratch(run, n * sizeof(cl_int));
     g->down = db_stage_scratch(run, n * sizeof(cl_int));
-    g->ink = db_stage_scratch(run, n);
-    cl_kernel k = db_stage_kernel(run, "howe_graph.cl", "howe_graph");
-    if (!g->source || !g->sink || !g->right || !g->down || !g->ink || !k)
-        return db_error_status();
-    cl_mem gray = db_stage_in(run, 0), lap2 = db_stage_in(run, 1), edges = db_stage_in(run, 2);
-    db_status st = db_stage_args(run, k, 10, sizeof gray, &gray, sizeof lap2, &lap2, sizeof edges, &edges,
-                                 sizeof w, &w, sizeof h, &h, sizeof link, &link, sizeof g->source, &g->source,
-                                 sizeof g->sink, &g->sink, sizeof g->right, &g->right, sizeof g->down, &g->down);
-    const size_t grid[2] = {(size_t)(w - 1), (size_t)(h - 1)};
-    return st == DB_OK ? db_stage_launch(run, k, 2, grid, local) : st;
+    return g->source && g->sink && g->right && g->down ? DB_OK : db_error_status();
 }
 
-/* The output image from the node labels (spec §6: padding and the nw clean-up). */
-static db_status finish(db_stage_run *run, cl_mem ink, const size_t *local)
+/* Howe's graph (docs/howe.md): t-links from lap2, n-links of capacity `link`
+** unless cut by an edge. */
+db_status db_howe_graph_build(db_stage_run *run, const db_howe_graph *g, cl_mem gray, cl_mem lap2, cl_mem edges,
+                              cl_ulong edge_offset, cl_int link)
+{
+    cl_int w = db_stage_width(run), h = db_stage_height(run);
+    cl_kernel k = db_stage_kernel(run, "howe_graph.cl", "howe_graph");
+    if (!k)
+        return db_error_status();
+    db_status st = db_stage_args(run, k, 11, sizeof gray, &gray, sizeof lap2, &lap2, sizeof edges, &edges,
+                                 sizeof edge_offset, &edge_offset, sizeof w, &w, sizeof h, &h, sizeof link, &link,
+                                 sizeof g->source, &g->source, sizeof g->sink, &g->sink, sizeof g->right, &g->right,
+                                 sizeof g->down, &g->down);
+    const size_t grid[2] = {(size_t)(w - 1), (size_t)(h - 1)};
+    return st == DB_OK ? db_stage_launch(run, k, 2, grid, db_howe_local(run)) : st;
+}
+
+/* The output image from the node labels (padding and the nw clean-up). */
+static db_status finish(db_stage_run *run, cl_mem ink)
 {
     cl_kernel k = db_stage_kernel(run, "howe_graph.cl", "howe_finish");
     if (!k)
@@ -158,7 +184,7 @@ static db_status finish(db_stage_run *run, cl_mem ink, const size_t *local)
     cl_mem out = db_stage_out(run, 0);
     db_status st = db_stage_args(run, k, 4, sizeof ink, &ink, sizeof w, &w, sizeof h, &h, sizeof out, &out);
     const size_t grid[2] = {(size_t)w, (size_t)h};
-    return st == DB_OK ? db_stage_launch(run, k, 2, grid, local) : st;
+    return st == DB_OK ? db_stage_launch(run, k, 2, grid, db_howe_local(run)) : st;
 }
 
 /* What the host code of the CPU cut needs besides its buffers. */
@@ -186,26 +212,15 @@ static void cut_host(void *const *ptrs, const void *argp)
     db_grid_cut_free(g);
 }
 
-static db_status graphcut_cpu(db_stage_run *run)
+static db_status cut_cpu(db_stage_run *run, const db_howe_graph *g, cl_mem ink)
 {
-    db_status st = check_size(run);
-    struct graph g;
-    if (st != DB_OK || (st = build_graph(run, &g, db_any_group)) != DB_OK)
-        return st;
     struct cut_arg a = {db_stage_height(run) - 1, db_stage_width(run) - 1};
-    cl_mem mems[6] = {g.source, g.sink, g.right, g.down, g.ink, db_stage_out(run, 1)};
-    if ((st = db_stage_host(run, "boykov_kolmogorov", cut_host, &a, sizeof a, mems, 6)) != DB_OK)
-        return st;
-    return finish(run, g.ink, db_any_group);
+    cl_mem mems[6] = {g->source, g->sink, g->right, g->down, ink, db_stage_out(run, 1)};
+    return db_stage_host(run, "boykov_kolmogorov", cut_host, &a, sizeof a, mems, 6);
 }
 
-static db_status graphcut_gpu(db_stage_run *run)
+static db_status cut_gpu(db_stage_run *run, const db_howe_graph *g, cl_mem ink)
 {
-    const size_t local[2] = {32, 8};
-    db_status st = check_size(run);
-    struct graph g;
-    if (st != DB_OK || (st = build_graph(run, &g, local)) != DB_OK)
-        return st;
     db_relabel strategy = (db_relabel)db_stage_job(run)->params[DB_HOWE_RELABEL];
     cl_mem report = db_stage_out(run, 1);
     cl_kernel ok = db_stage_kernel(run, "howe_graph.cl", "howe_cut_ok");
@@ -213,16 +228,36 @@ static db_status graphcut_gpu(db_stage_run *run)
         return db_error_status();
     db_pr_cut pr;
     const size_t one = 1;
-    if ((st = db_pr_cut_begin(&pr, run, db_stage_height(run) - 1, db_stage_width(run) - 1, g.source, g.sink,
-                              g.right, g.down, strategy)) != DB_OK ||
-        (st = db_pr_cut_solve(&pr)) != DB_OK || (st = db_pr_cut_sink_side(&pr, g.ink)) != DB_OK ||
+    db_status st;
+    if ((st = db_pr_cut_begin(&pr, run, db_stage_height(run) - 1, db_stage_width(run) - 1, g->source, g->sink,
+                              g->right, g->down, strategy)) != DB_OK ||
+        (st = db_pr_cut_solve(&pr)) != DB_OK || (st = db_pr_cut_sink_side(&pr, ink)) != DB_OK ||
         (st = db_pr_cut_flow(&pr, report, CUT_FLOW)) != DB_OK)
         return st;
     cl_long commands = db_stage_commands(run);
-    if ((st = db_stage_args(run, ok, 2, sizeof report, &report, sizeof commands, &commands)) != DB_OK ||
-        (st = db_stage_launch(run, ok, 1, &one, NULL)) != DB_OK)
+    if ((st = db_stage_args(run, ok, 2, sizeof report, &report, sizeof commands, &commands)) != DB_OK)
         return st;
-    return finish(run, g.ink, local);
+    return db_stage_launch(run, ok, 1, &one, NULL);
+}
+
+db_status db_howe_graphcut(db_stage_run *run, cl_int link)
+{
+    db_status st = db_howe_check_size(run);
+    db_howe_graph g;
+    if (st != DB_OK || (st = db_howe_graph_alloc(run, &g)) != DB_OK ||
+        (st = db_howe_graph_build(run, &g, db_stage_in(run, 0), db_stage_in(run, 1), db_stage_in(run, 2), 0, link)) !=
+            DB_OK)
+        return st;
+    cl_mem ink = db_stage_scratch(run, (size_t)(db_stage_width(run) - 1) * (size_t)(db_stage_height(run) - 1));
+    if (!ink)
+        return db_error_status();
+    st = db_stage_device(run)->role == DB_ROLE_GPU ? cut_gpu(run, &g, ink) : cut_cpu(run, &g, ink);
+    return st == DB_OK ? finish(run, ink) : st;
+}
+
+static db_status graphcut(db_stage_run *run)
+{
+    return db_howe_graphcut(run, db_howe_link_of(db_stage_job(run)->params[DB_HOWE_C]));
 }
 
 static const db_param params[DB_HOWE_N_PARAMS] = {
@@ -243,13 +278,13 @@ static const db_param params[DB_HOWE_N_PARAMS] = {
 
 static const db_stage stages[] = {
     {.name = "laplacian", .doc = "2 x Laplacian of the forward differences, -1000 at bright-background outliers",
-     .in = DB_PORTS(IMAGE), .out = DB_PORTS(GRAY, LAP2), .impl = {laplacian, laplacian},
+     .in = DB_PORTS(IMAGE), .out = DB_PORTS(GRAY, LAP2), .impl = {db_howe_laplacian, db_howe_laplacian},
      .sources = {"laplacian.cl"}},
     {.name = "canny", .doc = "MATLAB's canny_old: edges that cut the graph's links", .in = DB_PORTS(IMAGE),
      .out = DB_PORTS(EDGES), .impl = {db_canny_cpu, db_canny_gpu}, .sources = {"canny.cl"}},
     {.name = "graphcut",
      .doc = "minimum cut of the grid graph (cpu: Boykov-Kolmogorov, gpu: push-relabel); ink = the sink side",
-     .in = DB_PORTS(GRAY, LAP2, EDGES), .out = DB_PORTS(BINARY, CUT), .impl = {graphcut_cpu, graphcut_gpu},
+     .in = DB_PORTS(GRAY, LAP2, EDGES), .out = DB_PORTS(BINARY, CUT), .impl = {graphcut, graphcut},
      .sources = {"howe_graph.cl", "pushrelabel.cl"}},
 };
 

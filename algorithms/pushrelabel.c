@@ -193,9 +193,8 @@ db_status db_pr_cut_begin(db_pr_cut *pr, db_stage_run *run, int rows, int cols, 
     pr->bfs_init = db_stage_kernel(run, "pushrelabel.cl", "pr_bfs_init");
     pr->count = db_stage_kernel(run, "pushrelabel.cl", "pr_count_active");
     pr->raise = db_stage_kernel(run, "pushrelabel.cl", "pr_raise");
-    cl_kernel init = db_stage_kernel(run, "pushrelabel.cl", "pr_init");
     if (!pr->res || !pr->rt || !pr->excess || !pr->height || !pr->counter || !pr->base || !pr->partial || !pr->fill ||
-        !pr->bfs_init || !pr->count || !pr->raise || !init)
+        !pr->bfs_init || !pr->count || !pr->raise)
         return db_error_status();
     if (pr->kernels == DB_PR_TILES) {
         pr->incoming = db_stage_scratch(run, slots * sizeof(cl_int));
@@ -209,7 +208,7 @@ db_status db_pr_cut_begin(db_pr_cut *pr, db_stage_run *run, int rows, int cols, 
             !pr->block_bfs)
             return db_error_status();
         if ((st = fill(pr, pr->incoming, (cl_int)slots, 0)) != DB_OK ||
-            (st = fill(pr, pr->wake, pr->tiles, 0)) != DB_OK || (st = fill(pr, pr->bfs_changed, 1, 0)) != DB_OK)
+            (st = fill(pr, pr->bfs_changed, 1, 0)) != DB_OK)
             return st;
     } else {
         pr->bfs_sweeps = db_stage_kernel(run, "pushrelabel.cl", "pr_bfs_sweeps");
@@ -217,14 +216,27 @@ db_status db_pr_cut_begin(db_pr_cut *pr, db_stage_run *run, int rows, int cols, 
         if (!pr->bfs_sweeps || !pr->cycles)
             return db_error_status();
     }
-    st = db_stage_args(run, init, 10, sizeof source, &source, sizeof sink, &sink, sizeof right, &right,
-                       sizeof down, &down, sizeof pr->rows, &pr->rows, sizeof pr->cols, &pr->cols,
-                       sizeof pr->excess, &pr->excess, sizeof pr->rt, &pr->rt, sizeof pr->res, &pr->res,
-                       sizeof pr->base, &pr->base);
+    return db_pr_cut_restart(pr, source, sink);
+}
+
+db_status db_pr_cut_restart(db_pr_cut *pr, cl_mem source, cl_mem sink)
+{
+    db_stage_run *run = pr->run;
+    cl_kernel init = db_stage_kernel(run, "pushrelabel.cl", "pr_init");
+    if (!init)
+        return db_error_status();
+    /* The incoming slots are empty after a solve; every tile runs the next launch. */
+    db_status st = pr->kernels == DB_PR_TILES ? fill(pr, pr->wake, pr->tiles, pr->launches) : DB_OK;
     if (st == DB_OK)
-        st = launch(pr, init, n);
+        st = db_stage_args(run, init, 10, sizeof source, &source, sizeof sink, &sink, sizeof pr->right, &pr->right,
+                           sizeof pr->down, &pr->down, sizeof pr->rows, &pr->rows, sizeof pr->cols, &pr->cols,
+                           sizeof pr->excess, &pr->excess, sizeof pr->rt, &pr->rt, sizeof pr->res, &pr->res,
+                           sizeof pr->base, &pr->base);
     if (st == DB_OK)
-        st = strategy == DB_RELABEL_NONE ? fill(pr, pr->height, pr->n, 0) : global_relabel(pr);
+        st = launch(pr, init, (size_t)pr->n);
+    pr->exact = 0;
+    if (st == DB_OK)
+        st = pr->strategy == DB_RELABEL_NONE ? fill(pr, pr->height, pr->n, 0) : global_relabel(pr);
     return st;
 }
 
@@ -353,6 +365,19 @@ db_status db_pr_cut_sink_side(db_pr_cut *pr, cl_mem out)
     if (st == DB_OK)
         st = db_stage_args(pr->run, k, 4, sizeof h, &h, sizeof pr->n, &pr->n, sizeof pr->hmax, &pr->hmax,
                            sizeof out, &out);
+    return st == DB_OK ? launch(pr, k, (size_t)pr->n) : st;
+}
+
+db_status db_pr_cut_sink_bits(db_pr_cut *pr, cl_mem bits, cl_int bit)
+{
+    cl_kernel k = db_stage_kernel(pr->run, "pushrelabel.cl", "pr_sink_bits");
+    if (!k)
+        return db_error_status();
+    db_status st = pr->exact ? DB_OK : global_relabel(pr);
+    cl_mem h = pr->height;
+    if (st == DB_OK)
+        st = db_stage_args(pr->run, k, 5, sizeof h, &h, sizeof pr->n, &pr->n, sizeof pr->hmax, &pr->hmax, sizeof bit,
+                           &bit, sizeof bits, &bits);
     return st == DB_OK ? launch(pr, k, (size_t)pr->n) : st;
 }
 

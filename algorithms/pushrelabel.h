@@ -80,6 +80,12 @@ typedef struct db_pr_cut {
 db_status db_pr_cut_begin(db_pr_cut *pr, db_stage_run *run, int rows, int cols, cl_mem source, cl_mem sink,
                           cl_mem right, cl_mem down, db_relabel strategy);
 
+/* Starts a new cut on the same grid and buffers: t-links from `source` and
+** `sink`, links from the `right` and `down` buffers given to db_pr_cut_begin
+** (their contents may have changed), with no scratch memory of its own: the
+** cuts of a stage that cuts several graphs in turn share one db_pr_cut. */
+db_status db_pr_cut_restart(db_pr_cut *pr, cl_mem source, cl_mem sink);
+
 /* Runs push-relabel until no node with excess can reach the sink (a maximum
 ** preflow): it stops only when, right after an exact search from the sink, no
 ** node with excess is below hmax, so the result does not rest on the heights
@@ -94,6 +100,11 @@ db_status db_pr_cut_raise_links(db_pr_cut *pr, cl_int delta);
 ** sink in the residual graph, 0 for the others (one last global relabel makes
 ** the heights exact first). Call after db_pr_cut_solve. */
 db_status db_pr_cut_sink_side(db_pr_cut *pr, cl_mem out);
+
+/* Sets bit `bit` (0..63) of each node's word in `bits` (rows*cols uint64) to
+** its sink side, keeping the other bits: a chain of warm solves records every
+** cut in one buffer. Call after db_pr_cut_solve. */
+db_status db_pr_cut_sink_bits(db_pr_cut *pr, cl_mem bits, cl_int bit);
 
 /* Writes the flow value (int64) into `out` at element `index`. */
 db_status db_pr_cut_flow(db_pr_cut *pr, cl_mem out, cl_int index);

@@ -5,7 +5,8 @@
 #include "algorithms/algorithms.h"
 
 static const db_algo *const all[] = {
-    &db_algo_otsu, &db_algo_niblack, &db_algo_sauvola, &db_algo_nick, &db_algo_wolf, &db_algo_hbk, &db_algo_howe, &db_algo_dbs,
+    &db_algo_otsu, &db_algo_niblack, &db_algo_sauvola, &db_algo_nick, &db_algo_wolf, &db_algo_hbk, &db_algo_howe,
+    &db_algo_howe_auto, &db_algo_howe_predict, &db_algo_dbs,
 };
 
 #define N_ALGOS ((int)(sizeof all / sizeof all[0]))

@@ -23,11 +23,14 @@ YEARS = ['2009', '2010', '2011', '2012', '2013']
 
 # Halftoning, not binarization: scored by bench/dbs_quality.py instead.
 HALFTONES = ('dbs',)
+# Howe's tuned methods have a section of their own (bench/howe_tuning_quality.py), which
+# this script keeps, as it keeps every "## " section of the file it rewrites.
+SEPARATE = ('howe-auto', 'howe-predict')
 
 
 def algorithms(docbin_run):
     text = subprocess.run([docbin_run, '--list-algos'], capture_output=True, text=True, check=True).stdout
-    return [a for a in re.findall(r'^(\w[\w-]*) \u2014 ', text, flags=re.M) if a not in HALFTONES]
+    return [a for a in re.findall(r'^(\w[\w-]*) \u2014 ', text, flags=re.M) if a not in HALFTONES + SEPARATE]
 
 
 def binarize(docbin_run, algo, src, dst):
@@ -144,7 +147,7 @@ def main():
     # Sections that other scripts write (## headings, e.g. bench/hbk_rules.py's) stay as they are.
     kept = ''
     if os.path.exists(args.out):
-        old = open(args.out).read()
+        old = open(args.out, encoding='utf-8').read()
         at = old.find('\n## ')
         kept = '\n' + old[at + 1:] if at >= 0 else ''
     with open(args.out, 'w') as f:

@@ -8,15 +8,17 @@
 
 /* Integer t-links from lap2 (already −1000 on bright background), and the
 ** n-links to the right and lower neighbours: capacity `link`, or 0 where the
-** darker pixel of the pair is a Canny edge (ties test the lower/right pixel). */
-kernel void howe_graph(global const uchar *gray, global const int *lap2, global const uchar *edges, int width,
-                       int height, int link, global int *source, global int *sink, global int *right,
-                       global int *down)
+** darker pixel of the pair is a Canny edge (ties test the lower/right pixel).
+** The edge map starts `edge_offset` bytes into `edges` (tuning keeps several). */
+kernel void howe_graph(global const uchar *gray, global const int *lap2, global const uchar *edges,
+                       ulong edge_offset, int width, int height, int link, global int *source, global int *sink,
+                       global int *right, global int *down)
 {
     int k = get_global_id(0), r = get_global_id(1);
     int cols = width - 1, rows = height - 1;
     if (k >= cols || r >= rows)
         return;
+    edges += edge_offset;
     ulong i = (ulong)r * cols + k, p = (ulong)r * width + k;
     source[i] = 16 * (3000 - lap2[i]);
     sink[i] = 16 * (3000 + lap2[i]);

@@ -187,6 +187,14 @@ kernel void pr_sink_side(global const int *height, int n, int hmax, global uchar
         out[i] = height[i] < hmax;
 }
 
+/* The cut as bit `bit` of each node's word, the other bits kept. */
+kernel void pr_sink_bits(global const int *height, int n, int hmax, int bit, global ulong *bits)
+{
+    int i = get_global_id(0);
+    if (i < n)
+        bits[i] = (bits[i] & ~((ulong)1 << bit)) | ((ulong)(height[i] < hmax) << bit);
+}
+
 /* Flow value: per work-group sums of what reached the sink, then one sum. */
 kernel void pr_flow_partial(global const long *base, global const int *rt, int n, global long *partial)
 {

@@ -295,7 +295,12 @@ static void check_misuse(db_context *ctx)
 
 static void check_descriptions(db_context *ctx)
 {
-    CHECK(db_algo_count() == 8, "%d algorithms", db_algo_count());
+    static const char *const names[] = {"otsu", "niblack", "sauvola", "nick", "wolf", "hbk", "howe", "howe-auto",
+                                        "howe-predict", "dbs"};
+    CHECK(db_algo_count() == (int)(sizeof names / sizeof names[0]), "%d algorithms", db_algo_count());
+    for (int i = 0; i < db_algo_count() && i < (int)(sizeof names / sizeof names[0]); i++)
+        CHECK(db_algo_describe(i) && !strcmp(db_algo_describe(i)->name, names[i]), "algorithm %d is %s, not %s", i,
+              db_algo_describe(i) ? db_algo_describe(i)->name : "(none)", names[i]);
     CHECK(!db_algo_describe(-1) && !db_algo_describe(db_algo_count()), "describe out of range");
     for (int i = 0; i < db_algo_count(); i++) {
         const db_algo_desc *a = db_algo_describe(i);

@@ -65,7 +65,8 @@ static int algo_index(const db_algo *algo)
 
 /* Failures per (algorithm, variant, map), summarised at the end so that a
 ** device-specific bug shows its pattern at a glance. */
-static int failed[8][4][1 << DB_MAX_STAGES];
+enum { MAX_ALGOS = 16 };
+static int failed[MAX_ALGOS][4][1 << DB_MAX_STAGES];
 
 static void check_all_maps(db_context *ctx, const db_algo *algo, const db_image *img, int window, double k,
                            db_gray_rule rule, const char *what)
@@ -110,6 +111,10 @@ static void check_all_maps(db_context *ctx, const db_algo *algo, const db_image 
 int main(void)
 {
     db_context *ctx = test_open_context();
+    if (db_algo_count() > MAX_ALGOS) {
+        fprintf(stderr, "FAIL: %d algorithms, more than this test's table holds (%d)\n", db_algo_count(), MAX_ALGOS);
+        return 1;
+    }
     static const struct { int w, h; } sizes[] = {{1, 1}, {1, 9}, {13, 1}, {7, 5}, {37, 23}, {70, 41}, {300, 3}};
     static const struct { pattern p; const char *name; } patterns[] = {
         {NOISE, "noise"}, {DOCUMENT, "document"}, {FLAT, "flat"}, {TWO_LEVEL, "two-level"}};

@@ -9,8 +9,8 @@ contract). Howe's graph cut runs on the gpu role with both push-relabel kernel
 choices (DOCBIN_PUSHRELABEL) without --data-races: its kernels race between
 work-groups on purpose (heights read while a neighbour writes them, see
 cl/pushrelabel.cl), so only bounds and API misuse are checked there, and the
-image must equal the cpu role's Boykov-Kolmogorov cut. Skips when oclgrind is
-not installed.
+image must equal the cpu role's Boykov-Kolmogorov cut; so do howe-auto's
+push-relabel chains. Skips when oclgrind is not installed.
 usage: test_oclgrind.py PATH/TO/docbin-run
 """
 import os
@@ -86,6 +86,32 @@ def main():
             print(f'{"ok  " if ok and same else "FAIL"} howe {kernels} map gpu'
                   + ('' if ok else f': exit {p.returncode}\n{p.stderr[:2000]}')
                   + ('' if same or not ok else ': image differs from the cpu cut'))
+            failures += not (ok and same)
+        # Howe's tuning and prediction: every kernel but the push-relabel ones under
+        # --data-races (the chains and the cut on the cpu role, host code), then
+        # howe-auto's push-relabel chains (one chain, search=c) with both kernel choices.
+        tuned = [('howe-auto', 'gpu,gpu,cpu,cpu,cpu,gpu', [], ['--data-races'], {}),
+                 ('howe-predict', 'gpu,gpu,gpu,gpu,gpu,cpu', [], ['--data-races'], {})]
+        tuned += [('howe-auto', 'gpu', ['--param', 'search=c'], [], {'DOCBIN_PUSHRELABEL': k})
+                  for k in ('global', 'tiles')]
+        for algo, m, extra, checks, more_env in tuned:
+            ref = os.path.join(tmp, f'{algo}-ref.pgm')
+            p = subprocess.run([DOCBIN, '--algo', algo, '--map', 'cpu', '--depth', '8', *extra, src, '-o', ref],
+                               capture_output=True, text=True)
+            if p.returncode != 0:
+                print(f'FAIL {algo}: reference run failed: {p.stderr.strip()}')
+                failures += 1
+                continue
+            out = os.path.join(tmp, f'{algo}-out.pgm')
+            p = subprocess.run([oclgrind, *checks, '--check-api', DOCBIN, '--algo', algo, '--map', m, '--depth', '8',
+                                *extra, src, '-o', out], capture_output=True, text=True, timeout=900,
+                               env=dict(env, **more_env))
+            ok = p.returncode == 0 and not p.stderr.strip()
+            same = ok and open(out, 'rb').read() == open(ref, 'rb').read()
+            print(f'{"ok  " if ok and same else "FAIL"} {algo} {" ".join(extra) or "-"} map {m} '
+                  f'{more_env.get("DOCBIN_PUSHRELABEL", "")}'
+                  + ('' if ok else f': exit {p.returncode}\n{p.stderr[:2000]}')
+                  + ('' if same or not ok else ': image differs from the all-cpu map on PoCL'))
             failures += not (ok and same)
     print('oclgrind: ok' if not failures else f'{failures} failure(s)')
     return 1 if failures else 0

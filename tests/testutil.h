@@ -5,8 +5,10 @@
 #ifndef DB_TESTUTIL_H
 #define DB_TESTUTIL_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "runtime/docbin.h"
 
 static int test_failures;
@@ -57,6 +59,15 @@ static inline size_t test_diff(const uint8_t *a, const uint8_t *b, size_t n)
     for (size_t i = 0; i < n; i++)
         d += a[i] != b[i];
     return d;
+}
+
+/* The value of report field `name`, or INT64_MIN when the run reported none. */
+static inline int64_t test_report_value(const db_report *r, const char *name)
+{
+    for (int i = 0; i < r->n; i++)
+        if (!strcmp(r->fields[i].name, name))
+            return r->values[i];
+    return INT64_MIN;
 }
 
 static inline int test_result(const char *name)

@@ -9,13 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "algorithms/howe_features.h"
 #include "planner/bench.h"
 #include "runtime/docbin.h"
+#include "runtime/util.h"
 #include "tools/cli.h"
 
 static const char usage_text[] =
     "usage: docbin-bench --algo NAME [options] [IMAGE...]\n"
     "       docbin-bench --wisdom FILE --algo NAME[,NAME...] [options] [IMAGE...]\n"
+    "       docbin-bench --train-howe DIR --model FILE\n"
     "       docbin-bench --help | --version\n"
     "\n"
     "Benchmark: runs one algorithm under each map on each image, one warm-up run and then\n"
@@ -41,6 +44,12 @@ static const char usage_text[] =
     "      --cpu-device SPEC   bind the cpu role (default $DOCBIN_CPU_DEVICE, else the first CPU)\n"
     "      --gpu-device SPEC   bind the gpu role (default $DOCBIN_GPU_DEVICE, else the largest GPU)\n"
     "\n"
+    "Training (--train-howe DIR --model FILE): fits howe-predict's model to the pages of DIR\n"
+    "that have a ground truth (DIR/Originals/ID.EXT with DIR/GT/ID_gt.EXT, or ID.EXT beside\n"
+    "ID_gt.EXT; ink dark), from each page's features and the best thi and c of a grid search\n"
+    "(11 thi x 33 c, scored by the F-measure); prints a line per page and writes the model to\n"
+    "FILE, which howe-predict then uses with DOCBIN_HOWE_MODEL=FILE.\n"
+    "\n"
     "A progress line is shown on stderr when it is a terminal.\n"
     "\n"
     "Exit status: 0 success; 1 an image could not be read, or an output written; 2 bad\n"
@@ -51,7 +60,7 @@ enum { MAX_MAPS = 1 << DB_MAX_STAGES };
 
 /* Everything the command line asks for. */
 typedef struct request {
-    const char *algo, *maps, *variant, *csv, *svg, *cpu_spec, *gpu_spec, *wisdom;
+    const char *algo, *maps, *variant, *csv, *svg, *cpu_spec, *gpu_spec, *wisdom, *train_howe, *model;
     cli_list params, sizes;
     int runs;
     bool help, version;
@@ -72,6 +81,8 @@ static const cli_option options[] = {
     OPT("cpu-device", 0, CLI_STRING, cpu_spec),
     OPT("gpu-device", 0, CLI_STRING, gpu_spec),
     OPT("wisdom", 0, CLI_STRING, wisdom),
+    OPT("train-howe", 0, CLI_STRING, train_howe),
+    OPT("model", 0, CLI_STRING, model),
     OPT("help", 'h', CLI_FLAG, help),
     OPT("version", 0, CLI_FLAG, version),
 };
@@ -273,6 +284,23 @@ static int fill_wisdom(const request *rq)
     return code;
 }
 
+/* --train-howe: howe-predict's model from ground-truthed pages. */
+static int train_howe(const request *rq)
+{
+    if (!rq->model)
+        return cli_usage("--train-howe needs --model FILE, where the model is written");
+    if (rq->algo || rq->maps || rq->csv || rq->svg || rq->wisdom || rq->n_images || rq->sizes.n)
+        return cli_usage("--train-howe takes a directory and --model only (and the device options)");
+    db_context *ctx = NULL;
+    db_status st = db_check_writable(rq->model, "model", NULL);
+    if (st == DB_OK)
+        st = db_context_open(rq->cpu_spec, rq->gpu_spec, &ctx);
+    if (st == DB_OK)
+        st = db_howe_train(ctx, rq->train_howe, rq->model, stdout);
+    db_context_close(ctx);
+    return st == DB_OK ? CLI_OK : cli_fail(st);
+}
+
 int main(int argc, char **argv)
 {
     cli_prog = "docbin-bench";
@@ -290,6 +318,8 @@ int main(int argc, char **argv)
     }
     rq.images = argv + first;
     rq.n_images = argc - first;
+    if (rq.train_howe)
+        return train_howe(&rq);
     if (!rq.algo)
         return cli_usage("--algo is required");
     if (rq.wisdom)
