@@ -402,6 +402,23 @@ static cl_int event_status(cl_event ev)
     return st;
 }
 
+db_status db_prepare(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job)
+{
+    for (int s = 0, last; s < algo->n_stages; s = last + 1) {
+        const db_stage *stage = db_run_step(algo, map, job, s, &last);
+        db_device *dev = db_context_device(ctx, map->role[s]);
+        if (!dev)
+            return db_error_status();
+        for (int i = 0; i < DB_MAX_SOURCES && stage->sources[i]; i++) {
+            struct db_program *p;
+            db_status st = db_program_get(dev, stage->sources[i], &p);
+            if (st != DB_OK)
+                return st;
+        }
+    }
+    return DB_OK;
+}
+
 db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
                  const db_image *in, db_image **out, db_report *report, db_profile *prof)
 {

@@ -20,6 +20,11 @@
 db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
                  const db_image *in, db_image **out, db_report *report, db_profile *prof);
 
+/* Binds the devices `map` puts stages on and builds (or loads from the cache)
+** the kernels they run: what a first run would do before its first command,
+** done ahead so that a caller can overlap it with decoding the page. */
+db_status db_prepare(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job);
+
 /* The stage that runs at stage index `s` under `map` and `job`: the fused
 ** stage where the algorithm's fusion applies there (then *last = s + 1), else
 ** stage s (*last = s). db_run and everything that predicts a run use it. */

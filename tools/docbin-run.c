@@ -4,6 +4,7 @@
 */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -349,6 +350,35 @@ static db_status plan_page(db_context *ctx, const request *rq, const db_job *job
     return DB_OK;
 }
 
+/* The devices open on a thread while the first page decodes: for a single
+** page, the driver's start-up is most of the time. */
+typedef struct opener {
+    const request *rq;
+    db_context *ctx;
+    db_status st;
+    char message[2048]; /* the failure's message, which belongs to the thread */
+} opener;
+
+static void *open_devices(void *arg)
+{
+    opener *o = arg;
+    const request *rq = o->rq;
+    o->st = db_context_open(rq->cpu_spec, rq->gpu_spec, &o->ctx);
+    if (o->st == DB_OK && rq->mode == DB_PLAN_GIVEN)
+        o->st = check_given(o->ctx, rq);
+    if (o->st == DB_OK) {
+        /* The kernels of the map a run will most likely take; a failure here
+        ** recurs, with its message, when the page runs. */
+        db_map map = rq->given;
+        if (rq->mode != DB_PLAN_GIVEN)
+            db_map_default(rq->algorithm, o->ctx->chosen[DB_ROLE_GPU] != NULL, &map);
+        db_prepare(o->ctx, rq->algorithm, &map, &rq->job);
+    }
+    if (o->st != DB_OK)
+        snprintf(o->message, sizeof o->message, "%s", db_error_message());
+    return NULL;
+}
+
 /* --profile's and --trace's output, and the report's warnings. */
 static db_status report_run(const request *rq, const db_plan *plan, const db_image *in, const db_report *report,
                             const db_profile *prof)
@@ -427,14 +457,14 @@ static void page_path(const request *rq, const char *target, int page, char *pat
 }
 
 /* Every page of the source through the devices into the writer (or, with
-** --split-pages, a file each). */
-static db_status run_pages(db_context *ctx, const request *rq, source *src, const char *target, db_plan *plan,
-                           db_profile *prof)
+** --split-pages, a file each); the first page is `first`, read already. */
+static db_status run_pages(db_context *ctx, const request *rq, source *src, db_image *first, const char *target,
+                           db_plan *plan, db_profile *prof)
 {
     db_doc_writer *w = NULL;
     db_status st = DB_OK;
     for (int page = 0; page < src->pages && st == DB_OK; page++) {
-        db_image *in = read_page(rq, src, page), *out = NULL;
+        db_image *in = page ? read_page(rq, src, page) : first, *out = NULL;
         db_report report = {0};
         db_job job;
         st = in ? db_job_resolve(rq->algorithm, &rq->job, in->dpi_x, &job) : db_error_status();
@@ -501,14 +531,31 @@ static int run_single(const request *rq)
         snprintf(target, sizeof target, "%s/out", tmp_dir); /* the format is --format's */
     else
         snprintf(target, sizeof target, "%s", rq->output);
-    if (st == DB_OK)
-        st = db_context_open(rq->cpu_spec, rq->gpu_spec, &ctx);
-    if (st == DB_OK && rq->mode == DB_PLAN_GIVEN)
-        st = check_given(ctx, rq);
+    db_image *first = NULL;
+    if (st == DB_OK) {
+        opener o = {.rq = rq};
+        pthread_t t;
+        bool threaded = pthread_create(&t, NULL, open_devices, &o) == 0;
+        if (!threaded)
+            open_devices(&o);
+        first = read_page(rq, &src, 0);
+        db_status read_st = first ? DB_OK : db_error_status();
+        char read_msg[2048];
+        snprintf(read_msg, sizeof read_msg, "%s", first ? "" : db_error_message());
+        if (threaded)
+            pthread_join(t, NULL);
+        ctx = o.ctx;
+        /* The devices' failure first, as when they opened before the page. */
+        st = o.st != DB_OK ? db_fail(o.st, "%s", o.message) : read_st != DB_OK ? db_fail(read_st, "%s", read_msg)
+                                                                               : DB_OK;
+    }
     if (st == DB_OK && (rq->profile || rq->trace) && !(prof = db_profile_new()))
         st = db_fail(DB_ERR_NOMEM, "out of memory for the profile");
-    if (st == DB_OK)
-        st = run_pages(ctx, rq, &src, target, plan, prof);
+    if (st == DB_OK) {
+        st = run_pages(ctx, rq, &src, first, target, plan, prof);
+        first = NULL; /* run_pages frees it */
+    }
+    db_image_free(first);
     if (st == DB_OK && to_stdout)
         st = copy_to_stdout(target);
     if (made) {
