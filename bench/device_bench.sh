@@ -46,13 +46,16 @@ stage dbs gpu $photo dbs-4096x3072 --runs 5
 for p in "$dibco"/*.png; do [ -e "$p" ] && stage howe gpu "$p" "howe-$(basename "$p" .png)" --runs 5; done
 python3 bench/peers.py $a4 $runs 2>&1 | tee -a "$log"
 
-# Start-up: one page through a fresh process.
+# Start-up: one page through a fresh process, on the GPU and on PoCL alone
+# (which never starts NVIDIA's context), and the PNG decode and encode alone.
 for i in 1 2 3 4 5; do
     t0=$(date +%s.%N); clinfo -l >/dev/null 2>&1; t1=$(date +%s.%N)
     $run --algo sauvola --map gpu $a4 -o /tmp/one.png; t2=$(date +%s.%N)
     $run --list-devices >/dev/null; t3=$(date +%s.%N)
-    say "bench startup $(awk -v a=$t0 -v b=$t1 -v c=$t2 -v d=$t3 'BEGIN {
-        printf "clinfo_ms=%.1f one_page_ms=%.1f list_devices_ms=%.1f", (b - a) * 1e3, (c - b) * 1e3, (d - c) * 1e3 }')"
+    $run --algo sauvola --map cpu $a4 -o /tmp/one.png; t4=$(date +%s.%N)
+    say "bench startup $(awk -v a=$t0 -v b=$t1 -v c=$t2 -v d=$t3 -v e=$t4 'BEGIN {
+        printf "clinfo_ms=%.1f one_page_ms=%.1f list_devices_ms=%.1f one_page_cpu_ms=%.1f",
+               (b - a) * 1e3, (c - b) * 1e3, (d - c) * 1e3, (e - d) * 1e3 }')"
 done
 
 # Batches over the same pages in four formats.

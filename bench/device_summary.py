@@ -59,8 +59,12 @@ def main():
         one = statistics.median(float(s['one_page_ms']) for s in startup)
         cl = statistics.median(float(s['clinfo_ms']) for s in startup)
         ld = statistics.median(float(s['list_devices_ms']) for s in startup)
-        print(f'\n## Start-up (median of {len(startup)})\n\none Sauvola page, process start to file: {one:.0f} ms; '
-              f'clinfo -l: {cl:.0f} ms ({one / cl:.2f}x); docbin-run --list-devices: {ld:.0f} ms.')
+        cpu = [float(s['one_page_cpu_ms']) for s in startup if 'one_page_cpu_ms' in s]
+        print(f'\n## Start-up (median of {len(startup)}, each min - max)\n\none Sauvola page, process start to file: '
+              f'{one:.0f} ms ({min(float(s["one_page_ms"]) for s in startup):.0f} - '
+              f'{max(float(s["one_page_ms"]) for s in startup):.0f}); clinfo -l: {cl:.0f} ms ({one / cl:.2f}x); '
+              f'docbin-run --list-devices: {ld:.0f} ms' +
+              (f'; the same page on PoCL alone (--map cpu): {statistics.median(cpu):.0f} ms.' if cpu else '.'))
     print('\n## Batches (pages/s, each round)\n\n| batch | pages/s | pages written |\n|---|---|---|')
     for name, rows in batches.items():
         print(f"| {name} | {', '.join(r['pages_per_s'] for r in rows)} | {rows[0]['pages']} |")
