@@ -21,12 +21,14 @@ import numpy as np
 
 
 def load(path):
+    """The page as a writable, C-contiguous uint8 array (DoxaPy refuses a read-only one)."""
     try:
         from PIL import Image
-        return np.asarray(Image.open(path).convert('L'))
+        page = np.array(Image.open(path).convert('L'))
     except ImportError:
         import cv2
-        return cv2.imread(path, cv2.IMREAD_GRAYSCALE)
+        page = cv2.imread(path, cv2.IMREAD_GRAYSCALE)
+    return np.require(page, np.uint8, ['C', 'W'])
 
 
 def timed(name, fn, runs):
