@@ -204,8 +204,11 @@ static db_status threshold_impl(db_stage_run *run, method m)
 }
 
 /* The fused kernel's shape (cl/local_threshold.cl): FUSED_ITEMS work-items
-** a group, each taking FUSED_R windows of a row, FUSED_BAND rows a group. */
-enum { FUSED_ITEMS = 64, FUSED_R = 4, FUSED_BAND = 64, FUSED_MAX_HALF = 127 };
+** a group, each taking FUSED_R windows of a row, FUSED_BAND rows a group.
+** Bands of 32 rows give a GPU enough groups to hide the latency of the
+** group's row loop (an A4 page at window 75 on an H100: 0.23 ms, against 0.33
+** with bands of 64; 8 to 32 rows measure alike: bench/results/kernels-h100.md). */
+enum { FUSED_ITEMS = 64, FUSED_R = 4, FUSED_BAND = 32, FUSED_MAX_HALF = 127 };
 
 /* Stats and threshold fused, on a device: one kernel (Wolf: two, with the
 ** reduction of the first between them). */

@@ -12,7 +12,6 @@
 #define DB_CODEC_H
 
 #include <stdbool.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "runtime/image.h"
@@ -54,6 +53,29 @@ static inline uint8_t db_scale_to_8(unsigned v, unsigned maxval)
 static inline uint8_t db_over_white(unsigned c, unsigned a)
 {
     return (uint8_t)((c * a + 255u * (255u - a) + 127u) / 255u);
+}
+
+/* Packs n 8-bit pixels into (n + 7) / 8 bytes, most significant bit first,
+** a bit set where the pixel is white (>= 128) as PNG's 1-bit gray has it, or
+** with `ink_set` where it is ink, as PBM and TIFF's min-is-white have it; the
+** padding bits of the last byte are 0. Eight pixels at a time, so that the
+** loop vectorises: every 1-bit writer packs through it. */
+static inline void db_pack_bits(const uint8_t *restrict in, size_t n, bool ink_set, uint8_t *restrict out)
+{
+    const uint8_t flip = ink_set ? 0xff : 0;
+    size_t full = n / 8;
+    for (size_t i = 0; i < full; i++) {
+        unsigned b = 0;
+        for (int j = 0; j < 8; j++)
+            b = (b << 1) | (in[8 * i + j] >= 128);
+        out[i] = (uint8_t)(b ^ flip);
+    }
+    if (n % 8) {
+        unsigned b = 0;
+        for (size_t j = 0; j < n % 8; j++)
+            b |= (unsigned)((in[8 * full + j] >= 128) ^ ink_set) << (7 - j);
+        out[full] = (uint8_t)b;
+    }
 }
 
 /* The resolution in dpi of `per_unit` dots per unit of `unit_inches` inches

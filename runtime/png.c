@@ -345,11 +345,7 @@ static db_status encode(const db_image *img, struct png_stream *stream, int bits
         }
         for (int y = 0; y < img->height; y++) {
             const uint8_t *row = img->data + (size_t)y * img->stride;
-            memset(packed, 0, packed_bytes);
-            /* PNG 1-bit gray: bit 1 is white, most significant bit first. */
-            for (int x = 0; x < img->width; x++)
-                if (row[x] >= 128)
-                    packed[x / 8] |= (uint8_t)(0x80 >> (x % 8));
+            db_pack_bits(row, (size_t)img->width, false, packed); /* PNG 1-bit gray: 1 is white */
             png_write_row(png, packed);
         }
     } else {

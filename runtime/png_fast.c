@@ -225,10 +225,7 @@ db_status db_png_write_fast(const db_image *img, FILE *f, int bits, const char *
             memcpy(out + 1, in, w);
             continue;
         }
-        /* 1-bit gray: 1 is white (value >= 128), most significant bit first. */
-        memset(out + 1, 0, row);
-        for (size_t x = 0; x < w; x++)
-            out[1 + x / 8] |= (uint8_t)((in[x] >= 128) << (7 - x % 8));
+        db_pack_bits(in, w, false, out + 1); /* 1-bit gray: 1 is white */
     }
     static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     uint8_t ihdr[13], phys[9];

@@ -299,10 +299,7 @@ db_status db_pnm_write(const db_image *img, FILE *f, int bits, const char *path)
     db_status status = DB_OK;
     for (int y = 0; y < img->height && status == DB_OK; y++) {
         const uint8_t *row = img->data + (size_t)y * img->stride;
-        memset(packed, 0, packed_bytes);
-        for (int x = 0; x < img->width; x++)
-            if (row[x] < 128)
-                packed[x / 8] |= (uint8_t)(0x80 >> (x % 8));
+        db_pack_bits(row, (size_t)img->width, true, packed); /* PBM: 1 is ink */
         if (fwrite(packed, 1, packed_bytes, f) != packed_bytes)
             status = db_image_write_failed(path, errno);
     }

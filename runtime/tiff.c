@@ -568,13 +568,27 @@ static void convert_block(const struct layout *l, const struct tables *tab, cons
                           uint16_t *samples, db_image *img)
 {
     bool separate = l->planar == PLANARCONFIG_SEPARATE && l->spp > 1;
+    /* The common archive page, 8-bit gray or RGB samples interleaved without
+    ** alpha: one table lookup a byte (the identity for min-is-black). */
+    bool bytes = l->bps == 8 && !separate && l->photometric != PHOTOMETRIC_PALETTE && l->alpha < 0 &&
+                 l->spp == l->color && l->color == l->channels;
     for (uint32_t r = 0; r < b->rows; r++) {
+        uint8_t *row = img->data + (size_t)(b->y0 + r) * img->stride + (size_t)b->x0 * (size_t)l->channels;
+        if (bytes) {
+            const uint8_t *in = b->planes[0] + r * b->row_bytes;
+            size_t n = (size_t)b->width * (size_t)l->channels;
+            if (tab->value[0] == 0 && tab->value[255] == 255) /* 8 bits scaled to 8: the identity */
+                memcpy(row, in, n);
+            else
+                for (size_t i = 0; i < n; i++)
+                    row[i] = tab->value[in[i]];
+            continue;
+        }
         if (separate)
             for (int p = 0; p < l->spp; p++)
                 unpack(b->planes[p] + r * b->row_bytes, l->bps, b->width, samples + p, l->spp);
         else
             unpack(b->planes[0] + r * b->row_bytes, l->bps, (size_t)b->width * l->spp, samples, 1);
-        uint8_t *out = img->data + (size_t)(b->y0 + r) * img->stride + (size_t)b->x0 * (size_t)l->channels;
         for (uint32_t x = 0; x < b->width; x++) {
             const uint16_t *s = samples + (size_t)x * l->spp;
             uint8_t px[3];
@@ -587,7 +601,7 @@ static void convert_block(const struct layout *l, const struct tables *tab, cons
             if (l->alpha >= 0)
                 for (int c = 0; c < l->channels; c++)
                     px[c] = composite(px[c], tab->alpha[s[l->alpha]], l->premultiplied);
-            memcpy(out + (size_t)x * (size_t)l->channels, px, (size_t)l->channels);
+            memcpy(row + (size_t)x * (size_t)l->channels, px, (size_t)l->channels);
         }
     }
 }
@@ -810,10 +824,7 @@ db_status db_tiff_writer_add(db_tiff_writer *w, const db_image *img, int bits, d
         const uint8_t *row = img->data + (size_t)y * img->stride;
         void *line = (void *)row;
         if (packed) {
-            memset(packed, 0, row_bytes);
-            for (int x = 0; x < img->width; x++)
-                if (row[x] < 128)
-                    packed[x / 8] |= (uint8_t)(0x80 >> (x % 8));
+            db_pack_bits(row, (size_t)img->width, true, packed); /* min-is-white: 1 is ink */
             line = packed;
         }
         if (TIFFWriteScanline(tif, line, (uint32_t)y, 0) < 0)
