@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <libgen.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -532,64 +531,12 @@ const char *db_version(void)
     return DB_VERSION;
 }
 
-/* One thread's share of db_copy_rows: rows [first, first + rows). */
-typedef struct copy_share {
-    unsigned char *dst;
-    const unsigned char *src;
-    size_t dst_stride, src_stride, row_bytes, first, rows;
-} copy_share;
-
-static void *copy_share_run(void *arg)
-{
-    const copy_share *c = arg;
-    for (size_t y = c->first; y < c->first + c->rows; y++)
-        memcpy(c->dst + y * c->dst_stride, c->src + y * c->src_stride, c->row_bytes);
-    return NULL;
-}
-
-static pthread_once_t cores_once = PTHREAD_ONCE_INIT;
-static size_t cores = 1;
-
-/* The cores this process may run on (its affinity mask: taskset, Slurm), else the online ones. */
-static void count_cores(void)
-{
-    cpu_set_t set;
-    long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
-    cores = n > 1 ? (size_t)n : 1;
-}
-
 void db_copy_rows(void *dst, size_t dst_stride, const void *src, size_t src_stride, size_t row_bytes, size_t rows)
 {
-    pthread_once(&cores_once, count_cores);
     if (dst_stride == row_bytes && src_stride == row_bytes) {
-        /* Packed: rows of one share's bytes, the last one short. */
-        size_t total = row_bytes * rows, tail = total % DB_COPY_SHARE;
-        rows = total / DB_COPY_SHARE;
-        row_bytes = dst_stride = src_stride = DB_COPY_SHARE;
-        if (tail)
-            memcpy((unsigned char *)dst + rows * DB_COPY_SHARE, (const unsigned char *)src + rows * DB_COPY_SHARE,
-                   tail);
+        memcpy(dst, src, row_bytes * rows);
+        return;
     }
-    size_t per_share = row_bytes ? (DB_COPY_SHARE + row_bytes - 1) / row_bytes : rows;
-    size_t n = per_share ? (rows + per_share - 1) / per_share : 1;
-    if (n > DB_COPY_THREADS)
-        n = DB_COPY_THREADS;
-    if (n > cores)
-        n = cores;
-    if (n < 1)
-        n = 1;
-    copy_share share[DB_COPY_THREADS];
-    pthread_t tid[DB_COPY_THREADS];
-    int started[DB_COPY_THREADS] = {0};
-    for (size_t i = 0; i < n; i++) {
-        size_t first = rows * i / n, end = rows * (i + 1) / n;
-        share[i] = (copy_share){dst, src, dst_stride, src_stride, row_bytes, first, end - first};
-        started[i] = i > 0 && pthread_create(&tid[i], NULL, copy_share_run, &share[i]) == 0;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (!started[i])
-            copy_share_run(&share[i]);
-    for (size_t i = 1; i < n; i++)
-        if (started[i])
-            pthread_join(tid[i], NULL);
+    for (size_t y = 0; y < rows; y++)
+        memcpy((unsigned char *)dst + y * dst_stride, (const unsigned char *)src + y * src_stride, row_bytes);
 }

@@ -96,16 +96,11 @@ void db_json_string(FILE *f, const char *s);
 ** or a resource limit (RLIMIT_AS, RLIMIT_DATA: ulimit -v, -d). */
 size_t db_memory_size(void);
 
-/* Copies `rows` rows of `row_bytes` bytes from `src` to `dst` (strides in bytes),
-** the whole as one block when both are packed, on one thread per DB_COPY_SHARE
-** bytes, at most DB_COPY_THREADS and the cores the process may run on: one
-** core's memcpy moved an A4 page at 6 to 12 GB/s on the H100 host, this copy at
-** 33 to 39 (bench/results/staging-h100.md). A thread that cannot start leaves
-** its share to the caller. */
+/* Copies `rows` rows of `row_bytes` bytes from `src` to `dst` (strides in
+** bytes), the whole as one block when both are packed. A run copies only where
+** a caller's own memory is involved: pages decoded by docbin lie in staging
+** memory already (runtime/buffer.h). */
 void db_copy_rows(void *dst, size_t dst_stride, const void *src, size_t src_stride, size_t row_bytes, size_t rows);
-
-/* The most threads db_copy_rows uses, and the bytes per thread. */
-enum { DB_COPY_THREADS = 8, DB_COPY_SHARE = 1024 * 1024 };
 
 /* Parses all of `text` as a decimal integer in [min, max]: false for no
 ** digits, trailing characters, overflow or a value out of range, so that no

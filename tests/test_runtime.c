@@ -382,16 +382,16 @@ static void test_memory_size(void)
     printf("ok   db_memory_size %.1f GiB (MemTotal %.1f GiB)\n", bytes / 1073741824.0, total_kb / 1048576.0);
 }
 
-/* db_copy_rows against a row-by-row copy of its own: packed blocks below,
-** at and past one thread's share (a tail), and strided rows on either side. */
+/* db_copy_rows against a row-by-row copy of its own: packed blocks of
+** several sizes, and strided rows on either side. */
 static void test_copy_rows(void)
 {
     static const struct {
         size_t row, rows, dst_pad, src_pad;
     } cases[] = {
-        {0, 0, 0, 0}, {1, 1, 0, 0}, {100, 3, 0, 0}, {DB_COPY_SHARE, 1, 0, 0}, {DB_COPY_SHARE / 4, 37, 0, 0},
+        {0, 0, 0, 0}, {1, 1, 0, 0}, {100, 3, 0, 0}, {1 << 20, 1, 0, 0}, {1 << 18, 37, 0, 0},
         {7547, 3272, 0, 0}, {7547, 3272, 5, 0}, {2516, 3272, 0, 12}, {3, 100000, 1, 1},
-        {DB_COPY_SHARE * 3 + 1, 5, 0, 7},
+        {(3 << 20) + 1, 5, 0, 7},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         size_t row = cases[c].row, rows = cases[c].rows;
