@@ -18,7 +18,7 @@ RUN = os.environ.get('DOCBIN_TEST_RUN', 'docbin-run')
 EVAL = os.environ.get('DOCBIN_TEST_EVAL', 'docbin-eval')
 DATA = os.environ.get('DOCBIN_TEST_DATA', '')
 DOXA = os.path.join(DATA, 'doxa-page')
-ALGOS = ['otsu', 'niblack', 'sauvola', 'nick', 'wolf', 'hbk', 'howe', 'dbs']
+ALGOS = ['otsu', 'niblack', 'sauvola', 'nick', 'wolf', 'hbk', 'howe', 'howe-auto', 'howe-predict', 'dbs']
 
 
 # ---- PNM files, read and written here rather than by docbin -------------------------------------
@@ -103,7 +103,8 @@ def test_doxa_conformance(ctx, algo, file, window, k):
 def test_same_as_docbin_run(ctx, algo):
     for image in (page(), page(seed=5, rgb=False)):
         assert np.array_equal(ctx.binarize(image, algo), docbin_run(image, algo)), algo
-    params = {'otsu': {}, 'hbk': {'block': 8}, 'howe': {'c': 90, 'thi': 0.5}, 'dbs': {'seed': 7}}.get(
+    params = {'otsu': {}, 'hbk': {'block': 8}, 'howe': {'c': 90, 'thi': 0.5}, 'howe-auto': {'search': 'c'},
+              'howe-predict': {'c': 120}, 'dbs': {'seed': 7}}.get(
         algo, {'window': 15, 'k': 0.3})
     args = [a for n, v in params.items() for a in ('--param', f'{n}={v}')]
     image = page(seed=9)
