@@ -182,11 +182,12 @@ static void expected(const cli_option *o, char *buf, size_t size)
     }
 }
 
-int cli_parse(int argc, char **argv, const cli_option *options, int n, void *request, int *first)
+int cli_parse(int argc, char **argv, const char *usage, const cli_option *options, int n, void *request, int *first)
 {
+    enum { HELP = 1, VERSION = 2 };
     struct option longs[64];
-    char shorts[2 * 64 + 2] = ":";
-    if (n >= DB_LEN(longs))
+    char shorts[2 * 64 + 2] = ":h";
+    if (n + 2 >= DB_LEN(longs))
         return cli_usage("too many options declared");
     for (int i = 0; i < n; i++) {
         longs[i] = (struct option){options[i].name, options[i].kind == CLI_FLAG ? no_argument : required_argument,
@@ -198,11 +199,21 @@ int cli_parse(int argc, char **argv, const cli_option *options, int n, void *req
             shorts[len + 2] = '\0';
         }
     }
-    longs[n] = (struct option){0};
+    longs[n] = (struct option){"help", no_argument, NULL, HELP};
+    longs[n + 1] = (struct option){"version", no_argument, NULL, VERSION};
+    longs[n + 2] = (struct option){0};
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, shorts, longs, NULL)) != -1;) {
         if (c == ':')
             return cli_usage("option %s needs a value", argv[optind - 1]);
+        if (c == HELP || c == 'h') {
+            fputs(usage, stdout);
+            return CLI_OK;
+        }
+        if (c == VERSION) {
+            printf("%s %s\n", cli_prog, db_version());
+            return CLI_OK;
+        }
         int i = c >= 256 ? c - 256 : -1;
         for (int k = 0; k < n && i < 0; k++)
             if (options[k].letter && options[k].letter == c)

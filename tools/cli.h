@@ -67,8 +67,9 @@ typedef struct cli_option {
 
 /* Parses argv against the n options into `request` (fields as the kinds say);
 ** the arguments that are not options are left in argv[*first..argc). -1 on
-** success, else the exit code after a usage line naming the option. */
-int cli_parse(int argc, char **argv, const cli_option *options, int n, void *request, int *first);
+** success, else the exit code after a usage line naming the option. Every
+** tool's --help (-h) prints `usage` and --version its version: both exit 0. */
+int cli_parse(int argc, char **argv, const char *usage, const cli_option *options, int n, void *request, int *first);
 
 /* A progress line on stderr ("\r[step/steps] what"), for db_progress_fn; and
 ** its erasure before other output. */

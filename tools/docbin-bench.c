@@ -63,7 +63,6 @@ typedef struct request {
     const char *algo, *maps, *variant, *csv, *svg, *cpu_spec, *gpu_spec, *wisdom, *train_howe, *model;
     cli_list params, sizes;
     int runs;
-    bool help, version;
     char **images;
     int n_images;
 } request;
@@ -83,8 +82,6 @@ static const cli_option options[] = {
     OPT("wisdom", 0, CLI_STRING, wisdom),
     OPT("train-howe", 0, CLI_STRING, train_howe),
     OPT("model", 0, CLI_STRING, model),
-    OPT("help", 'h', CLI_FLAG, help),
-    OPT("version", 0, CLI_FLAG, version),
 };
 
 /* The algorithm `name` and its job from the request's parameters and variant. */
@@ -305,17 +302,9 @@ int main(int argc, char **argv)
 {
     cli_prog = "docbin-bench";
     request rq = {0};
-    int first, code = cli_parse(argc, argv, options, DB_LEN(options), &rq, &first);
+    int first, code = cli_parse(argc, argv, usage_text, options, DB_LEN(options), &rq, &first);
     if (code >= 0)
         return code;
-    if (rq.help) {
-        fputs(usage_text, stdout);
-        return CLI_OK;
-    }
-    if (rq.version) {
-        printf("docbin-bench %s\n", db_version());
-        return CLI_OK;
-    }
     rq.images = argv + first;
     rq.n_images = argc - first;
     if (rq.train_howe)

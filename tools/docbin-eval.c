@@ -460,7 +460,7 @@ static int run_dirs(const char *gt_dir, const char *bin_dir, weight_source weigh
 /* Everything the command line asks for. */
 typedef struct request {
     const char *pw_path, *rw_path, *gt_dir, *bin_dir;
-    bool no_pseudo, json, halftone, help, version;
+    bool no_pseudo, json, halftone;
 } request;
 
 #define OPT(...) CLI_OPT(request, __VA_ARGS__)
@@ -472,8 +472,6 @@ static const cli_option options[] = {
     OPT("halftone", 0, CLI_FLAG, halftone),
     OPT("gt-dir", 0, CLI_STRING, gt_dir),
     OPT("bin-dir", 0, CLI_STRING, bin_dir),
-    OPT("help", 'h', CLI_FLAG, help),
-    OPT("version", 0, CLI_FLAG, version),
 };
 
 /* The pseudo-metrics' weights as the options ask; -1 after a usage line. */
@@ -495,17 +493,9 @@ int main(int argc, char **argv)
 {
     cli_prog = "docbin-eval";
     request rq = {0};
-    int first, code = cli_parse(argc, argv, options, DB_LEN(options), &rq, &first);
+    int first, code = cli_parse(argc, argv, usage_text, options, DB_LEN(options), &rq, &first);
     if (code >= 0)
         return code;
-    if (rq.help) {
-        fputs(usage_text, stdout);
-        return CLI_OK;
-    }
-    if (rq.version) {
-        printf("docbin-eval %s\n", db_version());
-        return CLI_OK;
-    }
     int n_args = argc - first;
     char **args = argv + first;
     if (rq.halftone) {

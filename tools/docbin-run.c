@@ -133,7 +133,7 @@ typedef struct request {
     const char *algo, *map, *wisdom, *output, *variant, *write_sample, *cpu_spec, *gpu_spec, *trace;
     cli_list params;
     int gray, depth, repeat, measure_runs, sample_size[2], dpi, compression;
-    bool help, version, explain, sample, profile, list_algos, list_devices, split_pages, summarize;
+    bool explain, sample, profile, list_algos, list_devices, split_pages, summarize;
     /* the batch form */
     const char *out_dir, *shard, *log_json;
     int format, in_flight, threads, cpu_lane;
@@ -177,8 +177,6 @@ static const cli_option options[] = {
     OPT("list-algos", 0, CLI_FLAG, list_algos),
     OPT("list-devices", 0, CLI_FLAG, list_devices),
     OPT("summarize", 0, CLI_FLAG, summarize),
-    OPT("help", 'h', CLI_FLAG, help),
-    OPT("version", 0, CLI_FLAG, version),
     OPT("out-dir", 0, CLI_STRING, out_dir),
     OPT("format", 0, CLI_CHOICE, format, .choices = formats),
     OPT("shard", 0, CLI_STRING, shard),
@@ -659,17 +657,9 @@ int main(int argc, char **argv)
     cli_prog = "docbin-run";
     request rq = {.map = getenv("DOCBIN_MAP"), .repeat = 1, .sample_size = {1240, 1754}, /* A4 at 150 dpi */
                   .format = -1}; /* -1: not given */
-    int first, code = cli_parse(argc, argv, options, DB_LEN(options), &rq, &first);
+    int first, code = cli_parse(argc, argv, usage_text, options, DB_LEN(options), &rq, &first);
     if (code >= 0)
         return code;
-    if (rq.help) {
-        fputs(usage_text, stdout);
-        return CLI_OK;
-    }
-    if (rq.version) {
-        printf("docbin-run %s\n", db_version());
-        return CLI_OK;
-    }
     if (rq.list_algos || rq.list_devices || rq.write_sample)
         return answer(&rq);
     rq.inputs = argv + first;
