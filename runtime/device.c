@@ -239,7 +239,7 @@ static db_status bind_device(db_context *ctx, db_role role, int index)
         return st;
     }
     if (!dev->info.host_unified)
-        db_host_pool_pin(dev);
+        db_host_pool_pin(dev->transfer);
     cl_uint align_bits = 1024;
     clGetDeviceInfo(dev->info.id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
     dev->mem_align = align_bits / 8 < 64 ? 64 : align_bits / 8;

@@ -20,7 +20,7 @@
 #include "runtime/codec.h"
 #include "runtime/util.h"
 #include "runtime/image.h"
-#include "runtime/buffer.h"
+#include "runtime/staging.h"
 
 static const uint8_t png_signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
 

@@ -348,35 +348,6 @@ static db_status plan_page(db_context *ctx, const request *rq, const db_job *job
     return DB_OK;
 }
 
-/* The devices open on a thread while the first page decodes: for a single
-** page, the driver's start-up is most of the time. */
-typedef struct opener {
-    const request *rq;
-    db_context *ctx;
-    db_status st;
-    char message[2048]; /* the failure's message, which belongs to the thread */
-} opener;
-
-static void *open_devices(void *arg)
-{
-    opener *o = arg;
-    const request *rq = o->rq;
-    o->st = db_context_open(rq->cpu_spec, rq->gpu_spec, &o->ctx);
-    if (o->st == DB_OK && rq->mode == DB_PLAN_GIVEN)
-        o->st = check_given(o->ctx, rq);
-    if (o->st == DB_OK) {
-        /* The kernels of the map a run will most likely take; a failure here
-        ** recurs, with its message, when the page runs. */
-        db_map map = rq->given;
-        if (rq->mode != DB_PLAN_GIVEN)
-            db_map_default(rq->algorithm, o->ctx->chosen[DB_ROLE_GPU] != NULL, &map);
-        db_prepare(o->ctx, rq->algorithm, &map, &rq->job);
-    }
-    if (o->st != DB_OK)
-        snprintf(o->message, sizeof o->message, "%s", db_error_message());
-    return NULL;
-}
-
 /* --profile's and --trace's output, and the report's warnings. */
 static db_status report_run(const request *rq, const db_plan *plan, const db_image *in, const db_report *report,
                             const db_profile *prof)
@@ -507,6 +478,43 @@ static db_status copy_to_stdout(const char *path)
     return st;
 }
 
+/* The first page decodes on a thread while the devices open: for a single
+** page, the driver's start-up is most of the time. The drivers stay on the
+** main thread. */
+typedef struct first_page {
+    const request *rq;
+    source *src;
+    db_image *img;
+    db_status st;
+    char message[2048]; /* the failure's message, which belongs to the thread */
+} first_page;
+
+static void *decode_first(void *arg)
+{
+    first_page *f = arg;
+    f->img = read_page(f->rq, f->src, 0);
+    f->st = f->img ? DB_OK : db_error_status();
+    if (!f->img)
+        snprintf(f->message, sizeof f->message, "%s", db_error_message());
+    return NULL;
+}
+
+/* Opens the devices and loads the kernels of the map a run will most likely
+** take; a failure to load recurs, with its message, when the page runs. */
+static db_status open_devices(const request *rq, db_context **ctx)
+{
+    db_status st = db_context_open(rq->cpu_spec, rq->gpu_spec, ctx);
+    if (st == DB_OK && rq->mode == DB_PLAN_GIVEN)
+        st = check_given(*ctx, rq);
+    if (st == DB_OK) {
+        db_map map = rq->given;
+        if (rq->mode != DB_PLAN_GIVEN)
+            db_map_default(rq->algorithm, (*ctx)->chosen[DB_ROLE_GPU] != NULL, &map);
+        db_prepare(*ctx, rq->algorithm, &map, &rq->job);
+    }
+    return st;
+}
+
 /* Runs one image (a file, standard input or the sample page) and writes its output. */
 static int run_single(const request *rq)
 {
@@ -531,21 +539,18 @@ static int run_single(const request *rq)
         snprintf(target, sizeof target, "%s", rq->output);
     db_image *first = NULL;
     if (st == DB_OK) {
-        opener o = {.rq = rq};
+        first_page f = {.rq = rq, .src = &src};
         pthread_t t;
-        bool threaded = pthread_create(&t, NULL, open_devices, &o) == 0;
-        if (!threaded)
-            open_devices(&o);
-        first = read_page(rq, &src, 0);
-        db_status read_st = first ? DB_OK : db_error_status();
-        char read_msg[2048];
-        snprintf(read_msg, sizeof read_msg, "%s", first ? "" : db_error_message());
+        bool threaded = pthread_create(&t, NULL, decode_first, &f) == 0;
+        st = open_devices(rq, &ctx);
         if (threaded)
             pthread_join(t, NULL);
-        ctx = o.ctx;
+        else
+            decode_first(&f);
+        first = f.img;
         /* The devices' failure first, as when they opened before the page. */
-        st = o.st != DB_OK ? db_fail(o.st, "%s", o.message) : read_st != DB_OK ? db_fail(read_st, "%s", read_msg)
-                                                                               : DB_OK;
+        if (st == DB_OK && f.st != DB_OK)
+            st = db_fail(f.st, "%s", f.message);
     }
     if (st == DB_OK && (rq->profile || rq->trace) && !(prof = db_profile_new()))
         st = db_fail(DB_ERR_NOMEM, "out of memory for the profile");

@@ -1,0 +1,42 @@
+/*
+** staging.h — host staging memory: the pixels of large images and the host
+** copies of a run's items, from one process-wide pool, pinned through the
+** first bound GPU that does not share host memory, so that a page is uploaded
+** from where it was decoded and a result downloaded into the image returned.
+*/
+#ifndef DB_STAGING_H
+#define DB_STAGING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <CL/cl.h>
+
+/* One block of staging memory. */
+typedef struct db_host_block {
+    struct db_host_block *next;
+    size_t bytes;
+    void *ptr;
+    cl_mem pinned; /* the ALLOC_HOST_PTR buffer backing ptr, or NULL */
+} db_host_block;
+
+/* A block of at least `bytes` bytes (contents undefined), or NULL when memory
+** is short. */
+db_host_block *db_host_take(size_t bytes);
+
+/* Returns the block whose memory starts at `ptr` to the pool; false (and
+** nothing done) when no block in use starts there. */
+bool db_host_give(const void *ptr);
+
+/* The block in use whose memory starts at `ptr`, or NULL: whether an image's
+** pixels are staging memory a run can use as they lie. */
+db_host_block *db_host_find(const void *ptr);
+
+/* A context opens, or closes (with the last one, the free blocks are released). */
+void db_host_pool_open(void);
+void db_host_pool_close(void);
+
+/* A device that does not share host memory was bound: new blocks are pinned
+** through its transfer queue, unless another device pins them already. */
+void db_host_pool_pin(cl_command_queue transfer);
+
+#endif
