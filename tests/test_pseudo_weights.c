@@ -1,5 +1,5 @@
 /*
-** test_pseudo_weights.c — the generated DIBCO pseudo weights (specs/metrics.md §4).
+** test_pseudo_weights.c — the generated DIBCO pseudo weights (docs/evaluation.md, "The metrics").
 **
 ** Data-free checks on small shapes always run. With the data directory as argv[1], the maps
 ** of the conformance page, printed with "%f", must equal the reference .dat files token for
