@@ -162,7 +162,7 @@ static void test_edges(void)
     CHECK(m.drd > 0, "all wrong: DRD %g, expected > 0", m.drd);
 
     /* Empty foreground: GT all white, the result has some ink. NRM is undefined (inf),
-    ** F is 0 (TP = 0), MCC 0 (zero denominator), no NaN anywhere the spec says 0;
+    ** F is 0 (TP = 0), MCC 0 (zero denominator), no NaN where docs/evaluation.md says 0;
     ** no non-uniform block, so DRD is NaN. */
     memset(gt, 0, sizeof gt);
     memset(bin, 0, sizeof bin);
@@ -441,7 +441,7 @@ static void test_halftone(void)
     CHECK(st == DB_OK, "1x1 halftone: %s", db_error_message());
     NEAR(error, 1, 1e-15, "1x1 error");
     NEAR(hpsnr, 10 * log10(1 / (hvs[4][4] * hvs[4][4])), 1e-9, "1x1 HPSNR");
-    NEAR(hpsnr, -20 * log10(0.110550), 1e-4, "1x1 HPSNR from the spec's v(0,0)");
+    NEAR(hpsnr, -20 * log10(0.110550), 1e-4, "1x1 HPSNR from v(0,0) of docs/dbs.md");
     db_image_free(o);
     db_image_free(t);
 

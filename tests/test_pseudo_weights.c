@@ -30,7 +30,7 @@ static void generate(const uint8_t *gt, int w, int h, double **p, double **r)
     }
 }
 
-/* The properties the spec states for every map: R in [0, 1] and only on ink, stored P in
+/* The properties docs/evaluation.md states for every map: R in [0, 1] and only on ink, stored P in
 ** [0, 2] and only on background. */
 static void check_ranges(const char *what, const uint8_t *gt, int w, int h, const double *p, const double *r)
 {
