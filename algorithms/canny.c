@@ -1,6 +1,6 @@
 /*
 ** canny.c — the `canny` stage of Howe's binarization: MATLAB's canny_old on the
-** rgb2gray image (specs/howe.md §1, §4, decision (c)); kernels in cl/canny.cl.
+** rgb2gray image (docs/howe.md §1, §4, "Exact arithmetic"); kernels in cl/canny.cl.
 **
 ** The Gaussian and derivative weights need exp(), which OpenCL does not round
 ** the same way on every device, so they are computed here once per run (this

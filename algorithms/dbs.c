@@ -7,7 +7,7 @@
 ** highlights, seeded random dither elsewhere) and computes the integer error
 ** state; `search` runs DBS on it: Koge's rounds of four parity groups of k x k
 ** blocks (cl/dbs.cl), or the sequential raster search on the host (the quality
-** reference). Spec, formulas and decisions: specs/dbs.md.
+** reference). Formulas and rules: docs/dbs.md.
 */
 #include "algorithms/algorithms.h"
 #include "algorithms/dbs.h"

@@ -2,13 +2,13 @@
 ** dbs_search.c — the fixed-point model of the eye and the sequential (raster)
 ** DBS search on the host: the quality reference for the parallel block search
 ** of cl/dbs.cl, and the `order=raster` search of the `search` stage.
-** Formulas: specs/dbs.md §2 and §3.
+** Formulas: docs/dbs.md §2 and §3.
 */
 #include <math.h>
 #include <stdlib.h>
 #include "algorithms/dbs.h"
 
-/* round(2^20 v) for sigma = 1.2 by (|dy|, |dx|), spec §2. */
+/* round(2^20 v) for sigma = 1.2 by (|dy|, |dx|), docs/dbs.md §2. */
 static const int32_t shipped_v[DB_DBS_W + 1][DB_DBS_W + 1] = {
     {115920, 81915, 28905, 5093, 448},
     {81915, 57885, 20426, 3599, 317},
@@ -85,7 +85,7 @@ db_status db_dbs_error_init(const db_dbs_model *m, const uint8_t *gray, const ui
     return DB_OK;
 }
 
-/* Swap partners in the order of spec §3. */
+/* Swap partners in the order of docs/dbs.md §3. */
 static const int partner_dy[8] = {-1, -1, -1, 0, 0, 1, 1, 1};
 static const int partner_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
 

@@ -1,9 +1,9 @@
 /*
-** dbs_tarray.c — the clipping-free threshold array of specs/dbs.md §4, and the
+** dbs_tarray.c — the clipping-free threshold array of docs/dbs.md §4, and the
 ** process-wide store of the arrays already made (memory, then disk).
 **
 ** Levels are placed one after another. Level i first takes n_i unassigned
-** positions chosen by the generator of §3 (keys sorted with their positions);
+** positions chosen by the generator of docs/dbs.md §3 (keys sorted with their positions);
 ** then, in sweeps over its elements in that placement order, each element
 ** moves to the unassigned 8-neighbour that increases the uniformity u(T)
 ** most, until a sweep moves nothing (or after MAX_SWEEPS sweeps).
@@ -42,7 +42,7 @@ enum { MAX_SIDE = 46340 };
 /* Unassigned elements. */
 enum { NONE = 255 };
 
-/* The 8 neighbours in the order of spec §3: (dy, dx). */
+/* The 8 neighbours in the order of docs/dbs.md §3: (dy, dx). */
 static const int nb_dy[8] = {-1, -1, -1, 0, 0, 1, 1, 1};
 static const int nb_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
 
@@ -68,7 +68,7 @@ typedef struct builder {
     uint64_t *keys;     /* [m*m] placement keys: generator value << 32 | position */
 } builder;
 
-/* Number of elements of levels below j: round(j m^2 / 255) in integers (spec §4). */
+/* Number of elements of levels below j: round(j m^2 / 255) in integers (docs/dbs.md §4). */
 static int64_t level_start(int64_t m, int64_t j)
 {
     return (2 * j * m * m + 255) / 510;

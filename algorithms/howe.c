@@ -4,7 +4,8 @@
 ** `laplacian` (the data term: lap2 and the bright-background bias) and `canny`
 ** (algorithms/canny.c) are independent and run at the same time when mapped to
 ** different devices; `graphcut` builds the 4-connected grid graph with integer
-** capacities and cuts it. Spec, formulas and decisions: specs/howe.md.
+** capacities and cuts it. The method step by step: docs/howe.md, "The graph, step
+** by step".
 */
 #include <math.h>
 #include "algorithms/howe.h"
@@ -54,7 +55,7 @@ static const db_item items[N_ITEMS] = {
     [CUT] = {"cut", DB_ITEM_FIXED, CUT_VALUES * sizeof(cl_long), "cut status, flow value and work", NULL},
 };
 
-/* The bias filters of spec §2: sigma 20, radii 60 ('mirror') and 50 ('none'). */
+/* The bias filters of docs/howe.md §2: sigma 20, radii 60 ('mirror') and 50 ('none'). */
 #define BIAS_SIGMA 20.0
 #define BIAS_RADIUS_MIRROR 60
 #define BIAS_RADIUS_NONE 50

@@ -2,10 +2,11 @@
 ** local.c — the local-window family: Niblack, Sauvola, NICK and Wolf.
 **
 ** All four share one graph, gray → stats → threshold, and differ only in the
-** threshold formula and defaults (specs/local-thresholding.md §3). `stats` makes
-** the exact 64-bit window sums S and Q; its variants (`--variant`) are the O(1)
-** sliding sums and the NICK paper's three direct-window kernels, which give the
-** same integers and therefore the same image.
+** threshold formula and defaults (docs/algorithms.md, "Niblack, Sauvola, NICK,
+** Wolf"). `stats` makes the exact 64-bit window sums S and Q; its variants
+** (`--variant`) are the O(1) sliding sums and the NICK paper's three
+** direct-window kernels, which give the same integers and therefore the same
+** image.
 */
 #include "algorithms/algorithms.h"
 #include "algorithms/local_host.h"

@@ -1,6 +1,6 @@
 /*
 ** maxflow.c — Boykov-Kolmogorov maximum flow specialised to the 4-connected
-** grid (specs/howe.md §§6, 9, decisions (a), (b)).
+** grid (docs/howe.md §§3, 5, 6 and "Warm chains").
 **
 ** The algorithm is BK v3's (two search trees grown from the terminals,
 ** augmentation along the path where they meet, adoption of orphans preferring

@@ -3,7 +3,7 @@
 **
 ** Nodes are the cells of a rows x cols grid; every node has a t-link to the
 ** source and one to the sink, and symmetric n-links to its right and lower
-** neighbours. Capacities are integers (specs/howe.md decision (a)), so every
+** neighbours. Capacities are integers (docs/howe.md §§3, 5), so every
 ** max-flow implementation cuts the same graph. The cut reported is canonical:
 ** a node is on the sink side (ink) iff it can reach the sink in the final
 ** residual graph, which is the same set for every maximum flow, so the CPU

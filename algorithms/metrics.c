@@ -1,8 +1,9 @@
 /*
 ** metrics.c — binarization metrics against a ground truth (DIBCO), DIBCO weight
 ** files, and the halftone measures.
-** Spec: specs/metrics.md (definitions, reference values, .dat format) and
-** specs/dbs.md §1 and §6 (HVS filter, halftone error and HPSNR).
+** Definitions, reference values and the .dat format: docs/evaluation.md, "The
+** metrics"; the HVS filter, halftone error and HPSNR: "Halftones" there and
+** docs/dbs.md §1.
 */
 #define _GNU_SOURCE
 #include <errno.h>

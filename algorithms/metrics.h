@@ -1,9 +1,10 @@
 /*
 ** metrics.h — quality of a binarization against its ground truth, and of a halftone.
 **
-** Definitions, conventions and reference values: the project's metric
-** specification (DIBCO metrics: F-measure, pseudo-F with the DIBCO weights, PSNR,
-** DRD, NRM, MCC; halftones: the HVS-filtered error and HPSNR). Ink is black (0).
+** Definitions, conventions and reference values: docs/evaluation.md, "The
+** metrics" (DIBCO metrics: F-measure, pseudo-F with the DIBCO weights, PSNR,
+** DRD, NRM, MCC) and "Halftones" (the HVS-filtered error and HPSNR). Ink is
+** black (0).
 ** Every count is an exact integer, so every machine reports the same figures.
 */
 #ifndef DB_METRICS_H

@@ -1,6 +1,6 @@
 /*
 ** otsu.c — Otsu's global threshold: gray → histogram → binarize.
-** Spec: specs/local-thresholding.md §3 (64-bit histogram and sums).
+** The 64-bit histogram and the threshold scan: docs/algorithms.md, "Otsu".
 */
 #include "algorithms/algorithms.h"
 

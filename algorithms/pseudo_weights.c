@@ -4,7 +4,8 @@
 **
 ** Method: K. Ntirogiannis, B. Gatos, I. Pratikakis, "Performance Evaluation Methodology for
 ** Historical Document Image Binarization", IEEE TIP 22(2), 2013: eqs. 2-3 (recall) and 10-11
-** (precision); skeleton after Zhang-Suen and Lee-Chen (1992). Spec: specs/metrics.md §4.
+** (precision); skeleton after Zhang-Suen and Lee-Chen (1992). How the weights enter the
+** pseudo-metrics: docs/evaluation.md, "The metrics".
 **
 ** Both sides run the same machinery about the same ink contour: a Chebyshev distance D from
 ** the contour, a skeleton, a per-skeleton "medial factor", and a normaliser taken over the

@@ -349,7 +349,7 @@ db_status db_pr_cut_raise_links(db_pr_cut *pr, cl_int delta)
     if (st == DB_OK)
         st = launch(pr, pr->raise, (size_t)pr->n);
     /* Opened arcs may leave heights invalid, and nodes at hmax may reach the
-    ** sink again: start from exact distances (spec §9). */
+    ** sink again: start from exact distances (docs/howe.md, "Warm chains"). */
     if (st == DB_OK && delta > 0)
         st = global_relabel(pr);
     return st;

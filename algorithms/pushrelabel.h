@@ -1,6 +1,6 @@
 /*
 ** pushrelabel.h — minimum s-t cuts on the 4-connected grid on an OpenCL device:
-** synchronous push-relabel with global relabels (specs/howe.md §8, §9).
+** synchronous push-relabel with global relabels (docs/howe.md, "The solvers").
 **
 ** The graph is the one of algorithms/maxflow.h (per-node t-link capacities to
 ** the source and the sink, symmetric links to the right and lower neighbours,
@@ -93,7 +93,7 @@ db_status db_pr_cut_restart(db_pr_cut *pr, cl_mem source, cl_mem sink);
 db_status db_pr_cut_solve(db_pr_cut *pr);
 
 /* Adds `delta` (>= 0) to both arcs of every link of positive capacity: the
-** flow stays feasible, so the next solve is warm (specs/howe.md §9). */
+** flow stays feasible, so the next solve is warm (docs/howe.md, "Warm chains"). */
 db_status db_pr_cut_raise_links(db_pr_cut *pr, cl_int delta);
 
 /* Writes the sink side, rows*cols bytes: 1 for the nodes that can reach the

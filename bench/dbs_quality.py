@@ -4,7 +4,7 @@
 Makes three test pictures (the 2048x512 ramp with one gray level per 8 columns, a
 photograph-like picture from docbin-synth --photo and a gray document page from
 docbin-synth), halftones each with `--algo dbs` in both search orders, scores them with
-docbin-eval --halftone (HVS-filtered error and HPSNR, specs/dbs.md §6), counts the ramp's
+docbin-eval --halftone (HVS-filtered error and HPSNR, docs/evaluation.md), counts the ramp's
 levels without minority dots, and writes a markdown table. Everything is deterministic, so
 re-running the command reproduces the committed numbers.
 
@@ -105,9 +105,10 @@ def main():
         '# DBS halftone quality: parallel block search vs sequential raster search',
         '',
         'Default parameters (sigma 1.2, 9x9, D = 9, seed 1, 32x32 blocks). HVS error = mean (a - v*b)^2 and HPSNR '
-        'as `docbin-eval --halftone` (specs/dbs.md §6); lower error and higher HPSNR are better. The block search '
-        'runs on the gpu role, the raster search on the cpu role (host code); rounds are block rounds or raster '
-        'passes, the last one changing nothing. "clipped levels": ramp levels 1..254 without a single minority dot.',
+        'as `docbin-eval --halftone` (docs/evaluation.md, "Halftones"); lower error and higher HPSNR are better. '
+        'The block search runs on the gpu role, the raster search on the cpu role (host code); rounds are block '
+        'rounds or raster passes, the last one changing nothing. "clipped levels": ramp levels 1..254 without a '
+        'single minority dot.',
         '',
         f'Made by `bench/dbs_quality.py --build {args.build} --photo {args.photo} --page {args.page}`.',
         '',

@@ -2,14 +2,15 @@
 ** maxflow_bench.cpp — docbin's grid cut (algorithms/maxflow.c) side by side
 ** with Debian's libmaxflow (Boykov-Kolmogorov v3.0.5) on Howe graphs.
 **
-** The graphs are Howe's (specs/howe.md §§1–5 with decision (a)), built by the
+** The graphs are Howe's (docs/howe.md §§1–5, integer capacities), built by the
 ** test reference (tests/reference_howe.c) from synthetic pages
 ** (bench/synth.c) and from any image files named on the command line:
 ** lap2 and the bias give the t-links, Canny (σ 0.6, t_lo 0.1, t_hi 0.4) the
 ** kept n-links. Two workloads per graph:
 **   single  one cut at the static default link capacity 5120 (c = 160);
-**   chain   the 33 ascending capacities of §7 on one graph, as a tuning chain
-**           runs them: docbin raises the links and resumes (§9); libmaxflow
+**   chain   the 33 ascending capacities of docs/howe.md, "The values of c",
+**           on one graph, as a tuning chain runs them: docbin raises the links
+**           and resumes (docs/howe.md, "Warm chains"); libmaxflow
 **           does what Howe's imgcutmulti does (raise every arc, mark the ends
 **           of the arcs that were saturated, maxflow(reuse_trees = true)).
 ** Each time is the median of --runs runs and covers building the graph, the
@@ -134,7 +135,7 @@ timing run_docbin(const howe_graph &g, const std::vector<int32_t> &caps, std::ve
     return t;
 }
 
-/* libmaxflow with the oracle recipe of specs/howe.md §10(e); a chain raises
+/* libmaxflow with the oracle recipe of docs/howe.md, "The solvers"; a chain raises
 ** and re-marks like Howe's imgcutmulti. */
 template <typename G>
 timing run_bk(const howe_graph &g, const std::vector<int32_t> &caps, std::vector<uint8_t> &labels)

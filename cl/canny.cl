@@ -1,6 +1,6 @@
 /*
-** canny.cl — MATLAB's canny_old as Howe's binarization uses it (specs/howe.md §1,
-** §4, decision (c)): gray as rgb2gray, Gaussian smoothing, derivative-of-Gaussian
+** canny.cl — MATLAB's canny_old as Howe's binarization uses it (docs/howe.md §1,
+** §4, "Exact arithmetic"): gray as rgb2gray, Gaussian smoothing, derivative-of-Gaussian
 ** gradients, non-maximum suppression, hysteresis, one thinning iteration.
 **
 ** Everything is double with only + − × ÷ √ and exact operations, each filter

@@ -1,7 +1,7 @@
 /*
 ** dbs.cl — clipping-free DBS halftoning: the initial state and error, and the
 ** block search of Koge, Ito and Nakano (four parity groups of k x k blocks).
-** Spec: specs/dbs.md. The error state is integer (§2 fixed-point form) and
+** The model and the rules: docs/dbs.md. The error state is integer (§2) and
 ** each block is searched in raster order by one work-group, so the result
 ** does not depend on the device or the work-group size.
 **
@@ -20,7 +20,7 @@
 
 #include "dbs_hash.h"
 
-/* Labels and initial halftone (spec §4): threshold-array minority dots in
+/* Labels and initial halftone (docs/dbs.md §4): threshold-array minority dots in
 ** shadows (A < D) and highlights (A > 255 - D), frozen; random dither elsewhere. */
 kernel void dbs_init_state(global const uchar *gray, global const uchar *tarray, int m, int w, int h, int d,
                            uint seed, global uchar *state)
@@ -67,7 +67,7 @@ kernel void dbs_init_e(global const uchar *gray, global const uchar *state, int 
     e[(size_t)ey * ew + ex] = sv * a - 255 * vb;
 }
 
-/* C(y) = sum of V(x - y) e(x): the error state of spec §2 (int64). */
+/* C(y) = sum of V(x - y) e(x): the error state of docs/dbs.md §2 (int64). */
 kernel void dbs_init_c(global const int *e, int w, int h, constant int *v, global long *c)
 {
     int x = get_global_id(0), y = get_global_id(1);
@@ -113,7 +113,7 @@ kernel void dbs_round_end(global int *counters, global long *report)
         counters[i] = 0;
 }
 
-/* Swap partners in the order of spec §3. */
+/* Swap partners in the order of docs/dbs.md §3. */
 constant int partner_dy[8] = {-1, -1, -1, 0, 0, 1, 1, 1};
 constant int partner_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
 

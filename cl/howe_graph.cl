@@ -1,6 +1,6 @@
 /*
 ** howe_graph.cl — Howe's graph on the (H−1)×(W−1) node grid and the image made
-** from its cut (specs/howe.md §3, §5, §6, decision (a)). Both roles build the
+** from its cut (docs/howe.md §§3, 5, 6). Both roles build the
 ** graph with `howe_graph` and finish with `howe_finish`; only the max-flow
 ** between them differs (Boykov-Kolmogorov on the cpu role, push-relabel on the
 ** gpu role), and both return the same canonical cut.

@@ -1,7 +1,7 @@
 /*
 ** laplacian.cl — the data term of Howe's binarization: the integer Laplacian
 ** lap2 = 2·divergence(forward differences) on the (H−1)×(W−1) node grid, and
-** the bright-background bias (specs/howe.md §1–§2). The bias filters run in
+** the bright-background bias (docs/howe.md §§1–2). The bias filters run in
 ** double with host-computed Gaussian weights, taps summed in ascending offset
 ** order from 0, so every device rounds identically.
 */

@@ -1,7 +1,8 @@
 /*
 ** local_threshold.cl — Niblack, Sauvola, NICK and Wolf thresholds from window sums.
-** Formulas and evaluation order: specs/local-thresholding.md §§2–3. Only + − × ÷ √
-** in double, FP_CONTRACT OFF (the prelude), so every device rounds identically.
+** Formulas, clipped window and evaluation order: docs/algorithms.md, "Niblack, Sauvola,
+** NICK, Wolf". Only + − × ÷ √ in double, FP_CONTRACT OFF (the prelude), so every device
+** rounds identically.
 */
 enum method { NIBLACK = 0, SAUVOLA = 1, NICK = 2, WOLF = 3 };
 
@@ -15,7 +16,7 @@ long window_count(int x, int y, int width, int height, int h)
     return rows * cols;
 }
 
-/* mean and population variance of the window, in the spec's order. */
+/* mean and population variance of the window, in the documented order. */
 double window_var(long s, long q, long n, double *mean)
 {
     double m = (double)s / (double)n;

@@ -1,6 +1,6 @@
 /*
 ** otsu.cl — Otsu's threshold from the histogram, and the global binarization.
-** The scan follows specs/local-thresholding.md §3 exactly (64-bit sums, doubles
+** The scan is the one docs/algorithms.md, "Otsu", states (64-bit sums, doubles
 ** for the class means, strict >), in a single work-item: 256 steps.
 */
 kernel void otsu_threshold(global const ulong *hist, global int *threshold)

@@ -1,6 +1,6 @@
 /*
 ** pushrelabel.cl — minimum cuts of the 4-connected grid (Howe's graph cut) on
-** the GPU: synchronous push-relabel with global relabels (specs/howe.md §8),
+** the GPU: synchronous push-relabel with global relabels (docs/howe.md, "The solvers"),
 ** integer capacities. The result is canonical: the nodes that reach the sink
 ** in the final residual graph, found by a last breadth-first search from the
 ** sink, the same set Boykov-Kolmogorov's cut gives (algorithms/maxflow.c).
@@ -340,7 +340,7 @@ global int *tile_slots(global int *incoming, int parity, int tx, int ty)
     return incoming + ((size_t)parity * tiles + (size_t)ty * get_num_groups(0) + tx) * TILE_SLOTS;
 }
 
-/* Up to `rounds` synchronous push-relabel rounds (specs/howe.md §8) on one
+/* Up to `rounds` synchronous push-relabel rounds on one
 ** tile. A round: every active node (e > 0, h < hmax) sends what it can to the
 ** sink (when h > 0), then in the order N, S, W, E to each neighbour it has a
 ** residual arc to and is higher than; a node that sent nothing rises to one

@@ -1,6 +1,7 @@
 /*
 ** window_stats.cl — exact window sums S = Σg and Q = Σg² over the centred
-** w×w window (w = 2h+1) clipped at the image border (specs/local-thresholding.md §2).
+** w×w window (w = 2h+1) clipped at the image border (docs/algorithms.md,
+** "Niblack, Sauvola, NICK, Wolf").
 **
 ** Output layout: one buffer `sums` of 2·W·H longs, S at [0, W·H), Q at [W·H, 2·W·H).
 ** All variants compute the same 64-bit integers, so they give identical images:

@@ -1,9 +1,10 @@
 /*
-** reference.c — the test reference of specs/local-thresholding.md §§1–3.
+** reference.c — the test reference of the gray rules, Otsu and the local
+** methods (docs/algorithms.md).
 **
-** Compile with -ffp-contract=off: the spec fixes the order of every double
-** operation, and a fused multiply-add would round differently from Doxa's
-** stored outputs. For the same reason nothing here calls fma().
+** Compile with -ffp-contract=off: docs/algorithms.md fixes the order of every
+** double operation, and a fused multiply-add would round differently from
+** Doxa's stored outputs. For the same reason nothing here calls fma().
 */
 #include "tests/reference.h"
 
@@ -73,7 +74,7 @@ int ref_gray_min(const uint8_t *gray, size_t n)
 }
 
 /* Mean and population variance of the window of half-size h around (x, y),
-** clipped at the border, from exact 64-bit sums (§2). */
+** clipped at the border, from exact 64-bit sums. */
 static void window_stats(const uint8_t *gray, int width, int height, int x, int y, int h,
                          double *mean, double *var)
 {

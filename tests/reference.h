@@ -1,6 +1,6 @@
 /*
 ** reference.h — a plain-C reference of the thresholding methods of
-** specs/local-thresholding.md, for the tests.
+** docs/algorithms.md (Gray, Otsu, and Niblack, Sauvola, NICK, Wolf), for the tests.
 **
 ** It is kept as simple as possible (each window is summed directly, no
 ** integral images or sliding sums) so that it shares no shortcut with the
@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The thresholding methods of the spec, §3. */
+/* The thresholding methods. */
 typedef enum ref_method {
     REF_OTSU,
     REF_NIBLACK,
@@ -33,11 +33,11 @@ typedef enum ref_gray_rule {
 void ref_gray(const uint8_t *rgb_or_gray, int width, int height, int channels, int rule,
               uint8_t *gray);
 
-/* Otsu's threshold of n gray pixels (§3): a pixel is black iff gray <= the result. */
+/* Otsu's threshold of n gray pixels: a pixel is black iff gray <= the result. */
 int ref_otsu_threshold(const uint8_t *gray, size_t n);
 
 /* The smallest of n gray pixels (n > 0): Wolf's gmin, exported so that tests
-** can check it against the value the spec states. */
+** can check it against the conformance page's (docs/testing.md). */
 int ref_gray_min(const uint8_t *gray, size_t n);
 
 /* Binarizes a width x height gray image into `out` (0 = black, 255 = white).

@@ -130,7 +130,7 @@ ref_dbs_i128 ref_dbs_energy(const uint8_t *gray, const uint8_t *b, int w, int h,
     return E;
 }
 
-/* The 8 swap partners, in the order of spec §3. */
+/* The 8 swap partners, in the order of docs/dbs.md §3. */
 static const int ref_dbs_ndy[8] = { -1, -1, -1, 0, 0, 1, 1, 1 };
 static const int ref_dbs_ndx[8] = { -1, 0, 1, -1, 1, -1, 0, 1 };
 

@@ -1,15 +1,15 @@
 /*
 ** reference_dbs.h — a plain-C reference of clipping-free DBS halftoning
-** (specs/dbs.md §§2–5), for the tests.
+** (docs/dbs.md §§2–5), for the tests.
 **
-** It follows the spec step by step with straightforward loops and shares no
+** It follows docs/dbs.md step by step with straightforward loops and shares no
 ** code with the library, so that a disagreement points at one of the two.
 ** The model is made once in double (the Gaussian) and rounded; from there on
 ** everything is integer, so the result does not depend on the compiler.
 **
 ** Layouts: V[(dy+4)*9 + dx+4] for dy, dx in -4..4; CVV[(dy+8)*17 + dx+8] for
 ** dy, dx in -8..8; images row-major, width w, height h. b is 0/1 (1 = white),
-** frozen is 0/1 (1 = a determined minority dot of spec §4).
+** frozen is 0/1 (1 = a determined minority dot of docs/dbs.md §4).
 */
 #ifndef DB_TESTS_REFERENCE_DBS_H
 #define DB_TESTS_REFERENCE_DBS_H
@@ -34,16 +34,16 @@ typedef struct ref_dbs_stats {
     int64_t toggles, swaps;
 } ref_dbs_stats;
 
-/* The generator of spec §3: MurmurHash3 finaliser of index*0x9E3779B9 + seed
+/* The generator of docs/dbs.md §3: MurmurHash3 finaliser of index*0x9E3779B9 + seed
 ** (mod 2^32). */
 uint32_t ref_dbs_hash(uint32_t index, uint32_t seed);
 
-/* The fixed-point model of spec §2 for sigma: V = llround(2^20 v) with v the
+/* The fixed-point model of docs/dbs.md §2 for sigma: V = llround(2^20 v) with v the
 ** normalised 9x9 Gaussian (double), *sv = sum of V, CVV = exact integer
 ** autocorrelation of V (CVV(d) = sum_x V(x) V(x+d)). */
 void ref_dbs_model(double sigma, int32_t V[81], int64_t *sv, int64_t CVV[289]);
 
-/* Labels and initial halftone (spec §§3–4) with D gray levels (shadow
+/* Labels and initial halftone (docs/dbs.md §§3–4) with D gray levels (shadow
 ** A < D, highlight A > 255 - D, shadow wins if both) and the m x m threshold
 ** array tarray (tiled; 255 = unassigned; may be NULL when D <= 0). Writes b
 ** and frozen (w*h bytes each). */
@@ -70,7 +70,7 @@ typedef struct ref_dbs_search {
     int64_t toggles, swaps;
 } ref_dbs_search;
 
-/* Visits pixel (x, y) (spec §3): nothing if frozen; else evaluates the toggle
+/* Visits pixel (x, y) (docs/dbs.md §3): nothing if frozen; else evaluates the toggle
 ** and the swaps with the 8 neighbours in raster order, takes the minimum delta
 ** (ties to the earlier candidate) and applies it iff it is < 0, updating b, C
 ** and the counters. Returns REF_DBS_NONE, _TOGGLE or _SWAP; on a change,
@@ -82,7 +82,7 @@ int ref_dbs_visit(ref_dbs_search *s, int x, int y, int64_t *delta, int *qx, int 
 ** changes nothing or max_passes ran. Fills *stats (may be NULL). */
 void ref_dbs_raster(ref_dbs_search *s, int max_passes, ref_dbs_stats *stats);
 
-/* Koge's block search (spec §5) with k x k blocks from (0,0): rounds of 4
+/* Koge's block search (docs/dbs.md §5) with k x k blocks from (0,0): rounds of 4
 ** group sweeps (0,0), (0,1), (1,0), (1,1) (row parity, column parity); each
 ** block of the group visits its pixels once in raster order. The blocks of a
 ** group are run one after another (by, then bx); for k >= 10 they do not

@@ -1,13 +1,13 @@
 /*
-** reference_howe.c — the test reference of specs/howe.md §§1–6.
+** reference_howe.c — the test reference of docs/howe.md §§1–6.
 **
 ** Images are row-major, pixel (r, k) = row r, column k. The node grid of the
 ** cut has (H−1)×(W−1) nodes, node (r, k) at pixel (r, k). Every stage is a
 ** separate function that reads whole arrays and writes whole arrays, in the
-** order of the spec; nothing is fused or cached across stages.
+** order of docs/howe.md; nothing is fused or cached across stages.
 **
 ** Build with -ffp-contract=off: a fused multiply-add would round differently
-** from the library's kernels (decision (c)).
+** from the library's kernels (docs/howe.md, "Exact arithmetic").
 */
 #include "tests/reference_howe.h"
 
@@ -602,7 +602,7 @@ int ref_howe(const uint8_t *pixels, int width, int height, int channels, double 
     if (canny(gray, width, height, sigma, t_lo, t_hi, edges) != 0)
         goto done;
 
-    /* §3 with decision (a): Howe's 1500 ∓ lap times 32. */
+    /* §3: Howe's 1500 ∓ lap times 32. */
     ref_howe_tlinks(lap2, himask, width, height, source, sink);
     ref_howe_nlinks(gray, edges, width, height, link, right, down);
 

@@ -1,15 +1,16 @@
 /*
-** reference_howe.h — a plain-C reference of Howe's binarization (specs/howe.md
-** §§1–6), for the tests of the library's implementation.
+** reference_howe.h — a plain-C reference of Howe's binarization (docs/howe.md
+** §§1–6; the § numbers below are that file's), for the tests of the library's
+** implementation.
 **
-** It follows the spec step by step with straightforward loops and shares no
+** It follows docs/howe.md step by step with straightforward loops and shares no
 ** code with the library, so that a disagreement points at one of the two.
 ** The floating-point stages (bias mask, Canny) use only +, −, ×, ÷ and √ in
-** double on the image data, in the order of decision (c), so they are
+** double on the image data, in the order of docs/howe.md, "Exact arithmetic", so they are
 ** reproducible when compiled with -ffp-contract=off; kernel weights come
 ** from exp() once, as the library's host code computes them.
 **
-** Summation order (decision (c)): every filter is a true convolution and
+** Summation order: every filter is a true convolution and
 ** sums its taps in ascending order of the kernel index t (2-D: row index
 ** outer, column index inner), reading the image at (position − t), into an
 ** accumulator starting at 0.
@@ -21,7 +22,7 @@
 
 #include <stdint.h>
 
-/* The static default parameters (specs/howe.md §7): n-link weight c, Canny σ,
+/* The static default parameters (docs/howe.md, "The graph, step by step"): n-link weight c, Canny σ,
 ** low and high thresholds. */
 #define REF_HOWE_C 160.0
 #define REF_HOWE_SIGMA 0.6
@@ -73,7 +74,7 @@ void ref_howe_thin_once(uint8_t *e, int w, int h);
 void ref_howe_nlinks(const uint8_t *gray, const uint8_t *edges, int width, int height, int32_t capacity,
                      int32_t *right, int32_t *down);
 
-/* §3 with decision (a): t-link capacities of the nodes ((height−1)·(width−1)
+/* §3: t-link capacities of the nodes ((height−1)·(width−1)
 ** each) from lap2 (node grid) and the bias mask (width*height): lap2 becomes
 ** −1000 where the mask is set, then source = 16·(3000 − lap2) and
 ** sink = 16·(3000 + lap2). */

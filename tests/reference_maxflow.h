@@ -1,7 +1,7 @@
 /*
 ** reference_maxflow.h — a simple maximum-flow reference for the tests (Dinic's
 ** algorithm on an explicit graph), and the canonical cut: the nodes that can
-** reach the sink in the final residual graph (specs/howe.md §6, decision (b)).
+** reach the sink in the final residual graph (docs/howe.md §6).
 */
 #ifndef DB_TESTS_REFERENCE_MAXFLOW_H
 #define DB_TESTS_REFERENCE_MAXFLOW_H

@@ -1,7 +1,8 @@
 /*
-** test_conformance.c — the Doxa conformance vectors (specs/local-thresholding.md §7):
-** every map and every stats variant reproduces the stored outputs with 0
-** differing pixels. The data lives in shared/data beside the checkout.
+** test_conformance.c — the Doxa conformance vectors (docs/testing.md, "The reference
+** data"): every map and every stats variant reproduces the stored outputs with 0
+** differing pixels. The data comes from the data directory the build is
+** configured with (meson option data_dir; README.md, "Tests").
 */
 #include <string.h>
 #include <sys/stat.h>
@@ -12,7 +13,8 @@ int main(int argc, char **argv)
     const char *dir = argc > 1 ? argv[1] : "../shared/data/doxa-page";
     struct stat sb;
     if (stat(dir, &sb) != 0) {
-        printf("SKIP: %s not found (the conformance data lives in shared/data beside the checkout)\n", dir);
+        printf("SKIP: %s not found (the conformance data comes from the data directory, meson option "
+               "data_dir)\n", dir);
         return 77;
     }
     static const struct {

@@ -1,7 +1,7 @@
 /*
 ** test_dbs.c — clipping-free DBS halftoning.
 **
-** - The fixed-point model against the published values of specs/dbs.md §2 and
+** - The fixed-point model against the table of docs/dbs.md §2 and
 **   against the plain-C reference (tests/reference_dbs.c) for other sigmas.
 ** - The O(1) delta of the library's search against a brute-force recomputation
 **   of the whole error after every accepted change, on small random images;
@@ -31,7 +31,7 @@ static void check_model(void)
 {
     db_dbs_model m;
     db_dbs_model_make(1.2, &m);
-    /* specs/dbs.md §2, by (|dy|, |dx|). */
+    /* docs/dbs.md §2, by (|dy|, |dx|). */
     static const int32_t published[5][5] = {{115920, 81915, 28905, 5093, 448},
                                             {81915, 57885, 20426, 3599, 317},
                                             {28905, 20426, 7207, 1270, 112},
@@ -135,7 +135,7 @@ static void check_delta(int w, int h, double sigma)
     free(fresh);
 }
 
-/* The exact delta identity of spec §2: E_new - E_old = 255 * delta, with
+/* The exact delta identity of docs/dbs.md §2: E_new - E_old = 255 * delta, with
 ** delta from the formulas on C before the change. */
 static void check_delta_value(int w, int h)
 {

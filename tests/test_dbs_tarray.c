@@ -1,6 +1,6 @@
 /*
 ** test_dbs_tarray.c — the clipping-free threshold array (algorithms/dbs_tarray.c,
-** specs/dbs.md §4) against computations written here: the level counts from
+** docs/dbs.md §4) against computations written here: the level counts from
 ** the rounding formula, u(T) by brute force over all pairs, the random
 ** placement rebuilt from db_dbs_hash and the sort rule, local optimality by
 ** trying every single move, the whole construction done the slow way on small
@@ -137,7 +137,7 @@ static void test_counts(void)
         check_counts(cases[c].m, cases[c].levels, t);
         free(t);
     }
-    /* The published value: 1028 elements per level for m = 512 (spec §4). */
+    /* 1028 elements per level for m = 512 (512^2 / 255 = 1028.02; docs/dbs.md §4). */
     for (int i = 0; i < 10; i++)
         CHECK(level_count(512, i) == 1028, "n_%d at m = 512 is %ld", i, level_count(512, i));
     uint64_t t0 = db_now_ns();
@@ -352,7 +352,7 @@ static double level_sum(int m, const uint8_t *t, int i)
     return sum;
 }
 
-/* The construction of spec §4 the slow way: the placement order rebuilt from
+/* The construction of docs/dbs.md §4 the slow way: the placement order rebuilt from
 ** db_dbs_hash, and each gain the brute-force change of the level's sum (lower
 ** levels never change). Gains that agree to 1e-10 count as a tie, so that
 ** rounding in these long sums cannot turn an exact tie into a different

@@ -84,7 +84,7 @@ static void check(db_context *ctx, const db_algo *algo, const db_image *img, int
     free(expect);
 }
 
-/* Rows whose outcome hangs on one rule of the spec: the tie rule, the Q8
+/* Rows whose outcome hangs on one rule of docs/hbk.md: the tie rule, the Q8
 ** rounding, local rather than global labels, a lone pixel pulled by the global
 ** loop, moving local centroids (worked out by hand in tests/test_reference_hbk.c),
 ** a pixel all but tied. Packed rows of `channels` bytes a pixel. */

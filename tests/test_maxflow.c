@@ -2,9 +2,10 @@
 ** test_maxflow.c — the grid cut (algorithms/maxflow.c) against Dinic's
 ** algorithm (tests/reference_maxflow.c): flow values and canonical sink sides
 ** on random grids from 1x1 to 300x300 (zero capacities, terminal ties,
-** disconnected regions, the largest capacities of decision (a), Howe-like
-** pages), and warm starts over the 33 link capacities of specs/howe.md §7,
-** which must give exactly the cold solve's flow and labels at every step.
+** disconnected regions, the largest capacities of Howe's graph, Howe-like
+** pages), and warm starts over the 33 link capacities of docs/howe.md, "The
+** values of c", which must give exactly the cold solve's flow and labels at
+** every step.
 **
 ** Every graph comes from a fixed xorshift seed, so a failure names a graph
 ** that can be rebuilt.
@@ -15,13 +16,13 @@
 #include "tests/reference_maxflow.h"
 #include "tests/testutil.h"
 
-/* Kept n-link capacities round(32·c_i), ascending (specs/howe.md §7). */
+/* Kept n-link capacities round(32·c_i), ascending (docs/howe.md, "The values of c"). */
 static const int32_t link_table[33] = {
     640,   761,   905,   1076,  1280,  1522,  1810,  2153,  2560,   3044,   3620,
     4305,  5120,  6089,  7241,  8611,  10240, 12177, 14482, 17222,  20480,  24355,
     28963, 34443, 40960, 48710, 57926, 68886, 81920, 97420, 115852, 137772, 163840};
 
-/* Decision (a) limits: t-links lie in [15360, 80640]; the largest kept link. */
+/* Howe's limits: t-links lie in [15360, 80640] (docs/howe.md §3); the largest kept link. */
 enum { TLINK_MAX = 80640, NLINK_MAX = 163840 };
 
 typedef struct grid {
@@ -118,7 +119,7 @@ static void compare(const char *name, const grid *g)
 enum kind { SMALL, TIES, SPLIT, HUGE, HOWE_NOISE, KINDS };
 static const char *kind_name[KINDS] = {"small", "ties", "split", "huge", "howe-noise"};
 
-/* Terminal capacities 16·(3000 ∓ lap2) (decision (a)). */
+/* Terminal capacities 16·(3000 ∓ lap2) (docs/howe.md §3). */
 static void howe_tlinks(grid *g, int i, int32_t lap2)
 {
     g->source[i] = 16 * (3000 - lap2);
@@ -185,7 +186,7 @@ static void random_grid(grid *g, enum kind kind, uint32_t *st)
 }
 
 /* A Howe-like graph from a synthetic gray page: smooth paper with bright
-** specks and dark strokes, lap2 by the integer divergence of specs/howe.md §2
+** specks and dark strokes, lap2 by the integer divergence of docs/howe.md §2
 ** (spatially coherent, unlike white noise), −1000 on bright specks, and links
 ** removed where the darker pixel of a pair sits on a strong edge (a stand-in
 ** for Canny). Kept links get capacity `link`. Node grid (H−1)×(W−1). */

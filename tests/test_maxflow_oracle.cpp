@@ -1,12 +1,13 @@
 /*
 ** test_maxflow_oracle.cpp — the grid cut (algorithms/maxflow.c) against
 ** Debian's libmaxflow (Boykov-Kolmogorov v3.0.5), the optional oracle of
-** specs/howe.md decision (e): Graph<double,double,double>,
+** docs/howe.md, "The solvers": Graph<double,double,double>,
 ** add_tweights(i, source, sink), add_edge(p, q, w, w) for every kept link,
 ** maxflow(), ink = what_segment(i) == SINK. Flow values and labels must be
 ** identical, on random grids, on Howe graphs of synthetic pages (built by
 ** tests/reference_howe.c) and along warm-start chains over the 33 link
-** capacities of §7 (each warm solve against a fresh libmaxflow graph).
+** capacities of docs/howe.md, "The values of c" (each warm solve against a
+** fresh libmaxflow graph).
 **
 ** Built only where libmaxflow and a C++ compiler are found (meson.build).
 */
@@ -91,7 +92,7 @@ void compare(const char *name, const grid &g)
     CHECK(diff == 0, "%s (%dx%d): %zu labels differ from libmaxflow's", name, g.rows, g.cols, diff);
 }
 
-/* Random grids: small capacities with zeros and ties, or decision (a)'s ranges. */
+/* Random grids: small capacities with zeros and ties, or the ranges of Howe's capacities. */
 void random_grid(grid &g, int kind, uint32_t *st)
 {
     for (size_t i = 0; i < g.source.size(); i++) {

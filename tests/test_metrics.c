@@ -1,8 +1,9 @@
 /*
-** test_metrics.c — the metrics of specs/metrics.md §3 and the halftone measures
-** of specs/dbs.md §6, against their reference values and hand computations.
-** usage: test_metrics DATA_DIR (the Doxa page, shared/data/doxa-page). The
-** data-free checks always run; the page checks skip (exit 77) without the data.
+** test_metrics.c — the metrics of docs/evaluation.md, "The metrics", and the
+** halftone measures of its "Halftones", against their reference values and hand
+** computations. usage: test_metrics DATA_DIR (the Doxa page: doxa-page/ in the
+** data directory). The data-free checks always run; the page checks skip (exit
+** 77) without the data.
 */
 #define _GNU_SOURCE
 #include <locale.h>
@@ -161,7 +162,7 @@ static void test_edges(void)
     CHECK(m.drd > 0, "all wrong: DRD %g, expected > 0", m.drd);
 
     /* Empty foreground: GT all white, the result has some ink. NRM is undefined (inf),
-    ** F is 0 (TP = 0), MCC 0 (zero denominator), no NaN anywhere the spec says 0;
+    ** F is 0 (TP = 0), MCC 0 (zero denominator), no NaN where docs/evaluation.md says 0;
     ** no non-uniform block, so DRD is NaN. */
     memset(gt, 0, sizeof gt);
     memset(bin, 0, sizeof bin);
@@ -360,7 +361,7 @@ static void test_weight_files(void)
 }
 
 /* The HVS filter computed here independently: the direct 9x9 Gaussian,
-** sigma 1.2, normalised to sum 1 (dbs.md §1), not the library's separable form. */
+** sigma 1.2, normalised to sum 1 (docs/dbs.md §1), not the library's separable form. */
 static double hvs[9][9];
 
 static void make_hvs(void)
@@ -399,7 +400,7 @@ static db_image *flat(int w, int h, int channels, uint8_t value)
 static void test_halftone(void)
 {
     make_hvs();
-    /* The filter values of dbs.md §1: v(0,0) = 0.110550, sum of v^2 = 0.055288. */
+    /* The filter values of docs/dbs.md §1: v(0,0) = 0.110550, sum of v^2 = 0.055288. */
     double sum_sq = 0;
     for (int k = 0; k < 9; k++)
         for (int l = 0; l < 9; l++)
@@ -440,7 +441,7 @@ static void test_halftone(void)
     CHECK(st == DB_OK, "1x1 halftone: %s", db_error_message());
     NEAR(error, 1, 1e-15, "1x1 error");
     NEAR(hpsnr, 10 * log10(1 / (hvs[4][4] * hvs[4][4])), 1e-9, "1x1 HPSNR");
-    NEAR(hpsnr, -20 * log10(0.110550), 1e-4, "1x1 HPSNR from the spec's v(0,0)");
+    NEAR(hpsnr, -20 * log10(0.110550), 1e-4, "1x1 HPSNR from v(0,0) of docs/dbs.md");
     db_image_free(o);
     db_image_free(t);
 
@@ -501,7 +502,7 @@ static uint8_t *read_mask(const char *dir, const char *name, int *w, int *h)
     return mask;
 }
 
-/* specs/metrics.md §3: Doxa's Sauvola output of the conformance page against its GT. */
+/* Doxa's Sauvola output of the conformance page against its GT (docs/evaluation.md, "The metrics"). */
 static void test_doxa_page(const char *dir)
 {
     int w = 0, h = 0, bw = 0, bh = 0;
@@ -541,7 +542,7 @@ static void test_doxa_page(const char *dir)
            m.accuracy, m.fmeasure, m.precision, m.recall, m.pseudo_fmeasure, m.pseudo_precision, m.pseudo_recall,
            m.mcc, m.nrm, m.psnr, m.drd, (unsigned long long)m.drd_sum, (long long)m.nubn);
 
-    /* The weight files hold what metrics.md §4 says: R only on GT ink, P only on background. */
+    /* The weight files hold what docs/evaluation.md says: R only on GT ink, P only on background. */
     size_t r_off = 0, p_off = 0;
     for (size_t i = 0; i < (size_t)w * (size_t)h; i++) {
         r_off += !gt[i] && rw[i] != 0;
@@ -570,7 +571,7 @@ int main(int argc, char **argv)
         if (test_failures)
             return test_result("metrics");
         printf("data-free checks passed\n");
-        fprintf(stderr, "SKIP: no Doxa page data directory (%s); the reference values of metrics.md §3 "
+        fprintf(stderr, "SKIP: no Doxa page data directory (%s); the conformance page's reference values "
                         "were not checked\n", dir ? dir : "none given");
         return 77;
     }

@@ -1,5 +1,5 @@
 /*
-** test_pseudo_weights.c — the generated DIBCO pseudo weights (specs/metrics.md §4).
+** test_pseudo_weights.c — the generated DIBCO pseudo weights (docs/evaluation.md, "The metrics").
 **
 ** Data-free checks on small shapes always run. With the data directory as argv[1], the maps
 ** of the conformance page, printed with "%f", must equal the reference .dat files token for
@@ -30,7 +30,7 @@ static void generate(const uint8_t *gt, int w, int h, double **p, double **r)
     }
 }
 
-/* The properties the spec states for every map: R in [0, 1] and only on ink, stored P in
+/* The properties docs/evaluation.md states for every map: R in [0, 1] and only on ink, stored P in
 ** [0, 2] and only on background. */
 static void check_ranges(const char *what, const uint8_t *gt, int w, int h, const double *p, const double *r)
 {

@@ -21,7 +21,7 @@
 
 static uint32_t rng = 1789;
 
-/* Kept-link capacities round(32 c) for Howe's 33 values of c (specs/howe.md §7). */
+/* Kept-link capacities round(32 c) for Howe's 33 values of c (docs/howe.md, "The values of c"). */
 static const int32_t table[33] = {640,   761,   905,   1076,  1280,  1522,  1810,  2153,   2560,   3044,  3620,
                                   4305,  5120,  6089,  7241,  8611,  10240, 12177, 14482,  17222,  20480, 24355,
                                   28963, 34443, 40960, 48710, 57926, 68886, 81920, 97420, 115852, 137772, 163840};

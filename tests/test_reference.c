@@ -1,6 +1,6 @@
 /*
 ** test_reference.c — checks the test reference against hand-computed cases
-** and the Doxa conformance vectors (specs/local-thresholding.md §7).
+** and the Doxa conformance vectors (docs/testing.md, "The reference data").
 **
 ** Usage: test_reference DATA_DIR, where DATA_DIR holds the doxa-page files.
 ** Exits 0 on success, 1 on a failure, 77 (skip) when DATA_DIR is missing.

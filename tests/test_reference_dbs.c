@@ -1,8 +1,8 @@
 /*
 ** test_reference_dbs.c — self-test of the plain-C DBS reference (reference_dbs.c):
-** the model against the numbers of specs/dbs.md §2, every accepted change of a
-** search against brute-force energies, the labels of spec §4 and the block
-** scheme of spec §5.
+** the model against the numbers of docs/dbs.md §2, every accepted change of a
+** search against brute-force energies, the labels of docs/dbs.md §4 and the
+** block scheme of docs/dbs.md §5.
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -34,10 +34,10 @@ static void make_tarray(void)
         }
 }
 
-/* (1) The model of spec §2 and the generator of spec §3. */
+/* (1) The model of docs/dbs.md §2 and the generator of docs/dbs.md §3. */
 static void test_model(void)
 {
-    /* V by (|dy|, |dx|), spec §2. */
+    /* V by (|dy|, |dx|), docs/dbs.md §2. */
     static const struct { int dy, dx; int32_t v; } table[] = {
         { 0, 0, 115920 }, { 0, 1, 81915 }, { 1, 1, 57885 }, { 0, 2, 28905 }, { 1, 2, 20426 },
         { 2, 2, 7207 },   { 0, 3, 5093 },  { 1, 3, 3599 },  { 2, 3, 1270 },  { 3, 3, 224 },
@@ -48,12 +48,12 @@ static void test_model(void)
         for (int sy = -1; sy <= 1; sy += 2)
             for (int sx = -1; sx <= 1; sx += 2) {
                 int dy = sy * table[i].dy, dx = sx * table[i].dx;
-                CHECK(VAT(g_v, dy, dx) == table[i].v, "V(%d,%d) = %d, spec %d", dy, dx, VAT(g_v, dy, dx),
+                CHECK(VAT(g_v, dy, dx) == table[i].v, "V(%d,%d) = %d, table %d", dy, dx, VAT(g_v, dy, dx),
                       table[i].v);
-                CHECK(VAT(g_v, dx, dy) == table[i].v, "V(%d,%d) = %d, spec %d", dx, dy, VAT(g_v, dx, dy),
+                CHECK(VAT(g_v, dx, dy) == table[i].v, "V(%d,%d) = %d, table %d", dx, dy, VAT(g_v, dx, dy),
                       table[i].v);
             }
-    CHECK(g_sv == 1048588, "S_V = %lld, spec 1048588", (long long)g_sv);
+    CHECK(g_sv == 1048588, "S_V = %lld, table 1048588", (long long)g_sv);
     CHECK(CAT(g_cvv, 0, 0) == 60790130708LL, "CVV(0,0) = %lld", (long long)CAT(g_cvv, 0, 0));
     CHECK(CAT(g_cvv, 0, 1) == 51101472932LL, "CVV(0,1) = %lld", (long long)CAT(g_cvv, 0, 1));
     CHECK(CAT(g_cvv, 1, 0) == 51101472932LL, "CVV(1,0) = %lld", (long long)CAT(g_cvv, 1, 0));
@@ -278,7 +278,7 @@ static void test_brute(void)
     /* Ties go to the earlier candidate: a white target pixel on a black
     ** background, black in the halftone, with white pixels at symmetric
     ** neighbours; the swaps with them tie, and the first in the order of
-    ** spec §3 must win. */
+    ** docs/dbs.md §3 must win. */
     static const int rings[3][5][2] = {
         { { -1, -1 }, { -1, 1 }, { 1, -1 }, { 1, 1 }, { 9, 9 } },  /* the four corners */
         { { 0, -1 }, { 0, 1 }, { 9, 9 } },                          /* left and right */
@@ -446,7 +446,7 @@ static void test_searches(void)
         CHECK(out[i] == 255 * b0[i], "zero rounds: output is not the initial halftone at %d", i);
 }
 
-/* (4) The labels of spec §4 on a ramp, and the search keeping them. */
+/* (4) The labels of docs/dbs.md §4 on a ramp, and the search keeping them. */
 static void test_labels(void)
 {
     enum { W = 256, H = 64, N = W * H };

@@ -1,12 +1,12 @@
 /*
 ** test_reference_howe.c — checks the Howe test reference (tests/reference_howe.c)
-** against cases worked out by hand from specs/howe.md.
+** against cases worked out by hand from docs/howe.md (§ numbers are that file's).
 **
 ** Notation in the derivations: (r, k) = (row, column); x1..x8 are the
 ** neighbours of a pixel counter-clockwise from East (x1 = E, x2 = NE, x3 = N,
 ** x4 = NW, x5 = W, x6 = SW, x7 = S, x8 = SE), as in §4 step 9. "Gain" of a
 ** node is how much cheaper ink is than background: cap_sink − cap_source =
-** 32·lap2 (§3, decision (a)).
+** 32·lap2 (§3).
 **
 ** Exits 0 when every check passes, 1 otherwise.
 */
@@ -137,7 +137,7 @@ static void test_lap2(void)
 ** page along each axis, at least 0.5 + h(0)/2 ≈ 0.51 when the page is wider
 ** than the radius 50. So d/(rms + eps) <= 1/0.51 < 2 everywhere: no mask.
 ** (On pages much smaller than the radius A drops below 0.5 and the rounding
-** residual alone can set the mask; the spec's formula does that too.)
+** residual alone can set the mask; the formula of §2 does that too.)
 ** A bright pixel (200) on a flat page (100): there d ≈ 100 and
 ** v ≈ d²·h(0)² (h(0) ≈ 1/(√(2π)·20) ≈ 0.02), so d/rms ≈ 50 > 2. Every other
 ** pixel within the mirror radius has m > 100, so d < 0; farther ones see the
@@ -399,12 +399,12 @@ static void test_nlinks(void)
         }
 }
 
-/* §3, decision (a), on a 4×3 image (3×2 nodes, node i = (i / 3, i % 3)):
+/* §3 on a 4×3 image (3×2 nodes, node i = (i / 3, i % 3)):
 ** source = 16·(3000 − lap2), sink = 16·(3000 + lap2), lap2 := −1000 where
 ** the mask is set:
 **   node 0, lap2 510 → 16·2490 = 39840, 16·3510 = 56160 (Howe: 1500 ∓ 255, ×32);
 **   node 1, −2040 → 80640, 15360, and node 3, +2040 → 15360, 80640 (the
-**   extremes of §10 (a)); node 2, 0 → 48000 both;
+**   extremes of §3); node 2, 0 → 48000 both;
 **   nodes 4, 5, masked (lap2 0 and −255 ignored) → 16·4000 = 64000 and
 **   16·2000 = 32000 (Howe: 2000 as ink, 1000 as background, ×32).
 ** The mask is read on the full image at the node's own pixel; its last
