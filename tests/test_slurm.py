@@ -10,8 +10,8 @@ configured entirely under a temporary directory and listening on unprivileged po
    equal a single-machine run's, each task took its shard, and docbin-run --summarize (run here,
    and by the summary job) reports 39 ok and the corrupt page failed with its reason.
 2. The same pages through docbin-array.sbatch (one GPU a task, the gpu role bound to PoCL and
-   the node's GPUs declared as generic resources) into another directory; one task is cancelled
-   with scancel while it runs and submitted again alone: every output is there, equal to the
+   the node's GPUs declared as generic resources) into another directory; one task is stopped
+   mid-shard, cancelled with scancel and submitted again alone: every output is there, equal to the
    first run's, and none was written twice (each output's "ok" line appears once over all the
    logs, an output that was there before the resubmission is skipped by it with its inode and
    modification time unchanged).
@@ -349,6 +349,24 @@ def array_run(cluster, pages, ref):
     return names
 
 
+def freeze(log):
+    """SIGSTOP the docbin-run writing `log` (it runs on this machine), so that scancel, which
+    reaches it through slurmctld and slurmd some time later, finds it mid-shard; True if stopped."""
+    for pid in filter(str.isdigit, os.listdir('/proc')):
+        try:
+            with open(f'/proc/{pid}/cmdline', 'rb') as f:
+                argv = f.read().split(b'\0')
+        except OSError:
+            continue
+        if argv and os.path.basename(argv[0]) == b'docbin-run' and log.encode() in argv:
+            try:
+                os.kill(int(pid), signal.SIGSTOP)
+                return True
+            except OSError:
+                return False
+    return False
+
+
 def cancelled_run(cluster, pages, names):
     """The GPU job script, one task cancelled mid-run and submitted again."""
     out, logs = cluster.path('out2'), cluster.path('logs2')
@@ -358,6 +376,7 @@ def cancelled_run(cluster, pages, names):
     victim = None
     end = time.monotonic() + 240
     # Cancel the first task whose log shows part of its shard done, a page written among it: it is running.
+    # It is stopped first, so that it cannot finish its shard while the cancellation travels.
     while victim is None and time.monotonic() < end:
         for task in range(TASKS):
             log = os.path.join(logs, f'docbin-{job}_{task}.0.jsonl')
@@ -366,7 +385,7 @@ def cancelled_run(cluster, pages, names):
                     lines = [line for line in f if line.endswith('\n')]
             except OSError:
                 continue
-            if 1 <= len(lines) < shard and any('"status":"ok"' in line for line in lines):
+            if 1 <= len(lines) < shard and any('"status":"ok"' in line for line in lines) and freeze(log):
                 cluster.slurm('scancel', f'{job}_{task}')
                 victim = task
                 break
