@@ -11,6 +11,7 @@
 #            --codec-only, Sauvola and Howe with the GPU map into 1-bit PNG or Group 4 TIFF,
 #            beside OpenCV in as many processes as cores (bench/opencv_batch.py);
 #            docbin's PNG decode and encode through libdeflate and libpng (png_bench).
+#   PARTS picks among "kernels startup batches" (default all three).
 #   Every line that matters starts with "bench " or "peer " or "png " (OUTDIR/bench.log);
 #   bench/device_summary.py makes the tables.
 set -u
@@ -18,6 +19,8 @@ out=${1:?usage: device_bench.sh OUTDIR [PAGES] [DIBCO_DIR]}
 n=${2:-200}
 dibco=${3:-.dev/dibco}
 runs=${RUNS:-20}
+parts=${PARTS:-kernels startup batches}
+part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 mkdir -p "$out"
 . "$(dirname "$0")/device_setup.sh"
 log="$out/bench.log"
@@ -39,13 +42,16 @@ stage() { # ALGO MAP PAGE NAME [options]: one line per stage and the wall time
         /^ +[a-z+]+ +[a-z-]+ +[0-9.]+ ms/ { printf "bench kernel=%s map=%s stage=%s ms=%s range=%s-%s\n", n, m, $1, $3, $5, $7 }' \
         | tr -d '()' | tee -a "$log"
 }
+if part kernels; then
 stage sauvola gpu $a4 sauvola-a4
 stage sauvola cpu $a4 sauvola-a4
 stage hbk gpu $a4rgb hbk-a4
 stage dbs gpu $photo dbs-4096x3072 --runs 5
 for p in "$dibco"/*.png; do [ -e "$p" ] && stage howe gpu "$p" "howe-$(basename "$p" .png)" --runs 5; done
 python3 bench/peers.py $a4 $runs 2>&1 | tee -a "$log"
+fi
 
+if part startup; then
 # Start-up: one page through a fresh process, on the GPU and on PoCL alone
 # (which never starts NVIDIA's context), and the PNG decode and encode alone.
 for i in 1 2 3 4 5; do
@@ -57,7 +63,9 @@ for i in 1 2 3 4 5; do
         printf "clinfo_ms=%.1f one_page_ms=%.1f list_devices_ms=%.1f one_page_cpu_ms=%.1f",
                (b - a) * 1e3, (c - b) * 1e3, (d - c) * 1e3, (e - d) * 1e3 }')"
 done
+fi
 
+if part batches; then
 # Batches over the same pages in four formats.
 pages=/tmp/pages
 mkdir -p $pages/png $pages/lzw $pages/raw $pages/jpg
@@ -103,3 +111,4 @@ for round in 1 2; do
     batch sauvola-png-map-auto-cpu-lane-auto $pages/png --algo sauvola
     say "bench opencv round=$round $(python3 bench/opencv_batch.py /tmp/cvout "$(nproc)" $pages/png/*.png)"
 done
+fi

@@ -37,6 +37,8 @@ typedef struct layout {
     uint32_t width, height;
     int channels;
     size_t idat_bytes;      /* the IDATs' data, together */
+    size_t idat_at;         /* where the first IDAT's data starts in the file */
+    int idats;              /* how many IDATs */
     uint32_t ppm_x, ppm_y;  /* pHYs in dots per metre, or 0 */
 } layout;
 
@@ -64,7 +66,10 @@ static bool walk(const uint8_t *bytes, size_t size, layout *l)
         } else if (!memcmp(type, "IDAT", 4)) {
             if (idat_done)
                 return false;
+            if (!idat)
+                l->idat_at = (size_t)(data - bytes);
             idat = true;
+            l->idats++;
             l->idat_bytes += length;
         } else if (!memcmp(type, "IEND", 4)) {
             return idat;
@@ -153,12 +158,15 @@ db_image *db_png_read_fast(const uint8_t *bytes, size_t size, const char *name, 
         db_error_clear();
         return NULL;
     }
-    uint8_t *idat = malloc(l.idat_bytes ? l.idat_bytes : 1), *raw = malloc(raw_bytes);
+    /* One IDAT (as docbin writes them) is inflated where it lies; several are gathered first. */
+    uint8_t *gathered = l.idats > 1 ? malloc(l.idat_bytes) : NULL, *raw = malloc(raw_bytes);
+    const uint8_t *idat = l.idats > 1 ? gathered : bytes + l.idat_at;
     struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
     db_image *img = NULL;
     size_t got = 0;
     if (idat && raw && d) {
-        gather(bytes, size, idat);
+        if (gathered)
+            gather(bytes, size, gathered);
         if (libdeflate_zlib_decompress(d, idat, l.idat_bytes, raw, raw_bytes, &got) == LIBDEFLATE_SUCCESS &&
             got == raw_bytes)
             img = db_image_alloc((int)l.width, (int)l.height, l.channels);
@@ -174,7 +182,7 @@ db_image *db_png_read_fast(const uint8_t *bytes, size_t size, const char *name, 
         }
     }
     free(zeros);
-    free(idat);
+    free(gathered);
     free(raw);
     libdeflate_free_decompressor(d);
     if (!img) {

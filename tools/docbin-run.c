@@ -4,6 +4,9 @@
 */
 #define _GNU_SOURCE
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -577,6 +580,14 @@ static int run_single(const request *rq)
 ** the library's batch engine. */
 static int run_batch(const request *rq)
 {
+#ifdef __GLIBC__
+    /* Every core decodes and encodes pages, freeing and taking buffers of a
+    ** page's size each time. By default glibc hands such buffers back to the
+    ** kernel and faults them in again for the next page (and unmapping makes
+    ** every core flush its TLB); kept, they are reused as they lie. */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
     db_batch_list list = {0};
     db_status st = DB_OK;
     for (int i = 0; i < rq->n_inputs && st == DB_OK; i++)
