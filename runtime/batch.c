@@ -6,10 +6,10 @@
 ** encode. At most `limit` images are held in memory at once (decoded and not
 ** yet written): in_flight on the devices plus four per codec thread waiting on
 ** either side, so memory stays bounded however fast one side is. Four, not
-** two: the GPU runs through a backlog faster than they decode, and with a
-** bound near the backlog they would wait, idle, for the lanes to drain it.
-** While the lanes open (a good part of a second) decoding is all the codec
-** threads can do, so then only `max_bytes` bounds them. The images
+** two: while the lanes open (a good part of a second) decoding is all the
+** codec threads can do, and the GPU then runs through that backlog faster
+** than they decode; with a bound near the backlog they would wait, idle, for
+** the lanes to drain it (bench/results/batch-h200.md, round 13). The images
 ** held also stay within `max_bytes` (default: a quarter of the memory the
 ** process may use), each counted from its file's header before it is decoded
 ** (a header that cannot tell counts as the largest page so far), so that
@@ -154,8 +154,7 @@ static void leave(batch *b, size_t bytes)
 /* Whether an input of `bytes` bytes may be decoded now (b->lock held): one image is always allowed. */
 static bool room(const batch *b, size_t bytes)
 {
-    bool count_ok = b->live < b->limit || (b->setting_up && !b->opt->serial);
-    return count_ok && (b->live == 0 || b->held_bytes + bytes <= b->budget);
+    return b->live < b->limit && (b->live == 0 || b->held_bytes + bytes <= b->budget);
 }
 
 /* ---- Reporting ------------------------------------------------------------- */
