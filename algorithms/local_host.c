@@ -110,7 +110,9 @@ static void slide_columns(uint64_t *restrict cs, uint64_t *restrict cq, const ui
 
 /* The window sums along a row from the column sums, as doubles (exact below
 ** 2^53): the window's left edge leaves at x - r - 1, its right edge enters at
-** x + r; three loops, so that neither test sits inside one. */
+** x + r; three loops, so that neither test sits inside one. The sums are
+** converted as signed integers (they are below 2^53), which takes one
+** instruction where an unsigned conversion takes a test and a branch. */
 static void row_sums(const uint64_t *restrict cs, const uint64_t *restrict cq, double *restrict s,
                      double *restrict q, int w, int r)
 {
@@ -125,20 +127,20 @@ static void row_sums(const uint64_t *restrict cs, const uint64_t *restrict cq, d
             rs += cs[x + r];
             rq += cq[x + r];
         }
-        s[x] = (double)rs;
-        q[x] = (double)rq;
+        s[x] = (double)(int64_t)rs;
+        q[x] = (double)(int64_t)rq;
     }
     for (; x + r < w; x++) { /* one column enters, one leaves */
         rs += cs[x + r] - cs[x - r - 1];
         rq += cq[x + r] - cq[x - r - 1];
-        s[x] = (double)rs;
-        q[x] = (double)rq;
+        s[x] = (double)(int64_t)rs;
+        q[x] = (double)(int64_t)rq;
     }
     for (; x < w; x++) { /* columns only leave */
         rs -= cs[x - r - 1];
         rq -= cq[x - r - 1];
-        s[x] = (double)rs;
-        q[x] = (double)rq;
+        s[x] = (double)(int64_t)rs;
+        q[x] = (double)(int64_t)rq;
     }
 }
 
