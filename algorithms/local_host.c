@@ -5,18 +5,18 @@
 ** PoCL runs the two kernels well below what the CPU can do: the threshold
 ** kernel alone took 32 ms for an A4 page on two cores, and the 16 bytes of
 ** sums a pixel between the stages cost a write and a read of 130 MB. Here
-** threads take bands of rows; each slides the window down its band with
-** column sums and along each row with running sums, then thresholds the row
-** in a loop the compiler vectorises. The arithmetic is that of
+** the process's workers (runtime/parallel.c) take bands of rows; each slides
+** the window down its band with column sums and along each row with running
+** sums, then thresholds the row in a loop the compiler vectorises. The arithmetic is that of
 ** cl/local_threshold.cl operation for operation (IEEE division and square
 ** root in double, no contraction), so every map gives the same image.
 */
 #include <float.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include "algorithms/local_host.h"
+#include "runtime/parallel.h"
 
 /* One thread's share, and what the first of Wolf's two passes finds in it. */
 typedef struct band {
@@ -144,9 +144,8 @@ static void row_sums(const uint64_t *restrict cs, const uint64_t *restrict cq, d
     }
 }
 
-static void *run_band(void *arg)
+static void run_band(band *b)
 {
-    band *b = arg;
     const db_local_args *a = b->a;
     const int w = a->width, h = a->height, r = a->half;
     uint64_t *cs = b->work, *cq = cs + w;
@@ -178,31 +177,24 @@ static void *run_band(void *arg)
             threshold_row(a, b, g, s, q, cnt, b->out + (size_t)y * w, w);
         }
     }
-    return NULL;
 }
 
-/* Runs one pass over the page on the bands, each on a thread of its own
-** (the first on the calling thread; one that cannot start runs here too). */
+static void band_item(void *bands, int i)
+{
+    run_band((band *)bands + i);
+}
+
+/* Runs one pass over the page, a band on each of the process's workers. */
 static void run_pass(band *bands, int n, int pass)
 {
-    pthread_t tid[DB_LOCAL_MAX_THREADS];
-    int started[DB_LOCAL_MAX_THREADS] = {0};
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         bands[i].pass = pass;
-        started[i] = i > 0 && pthread_create(&tid[i], NULL, run_band, &bands[i]) == 0;
-    }
-    run_band(&bands[0]);
-    for (int i = 1; i < n; i++) {
-        if (started[i])
-            pthread_join(tid[i], NULL);
-        else
-            run_band(&bands[i]);
-    }
+    db_parallel(n, band_item, bands);
 }
 
 static int threads_of(const db_local_args *a)
 {
-    int n = a->threads < 1 ? 1 : a->threads > DB_LOCAL_MAX_THREADS ? DB_LOCAL_MAX_THREADS : a->threads;
+    int n = a->threads < 1 ? 1 : a->threads > DB_PARALLEL_MAX ? DB_PARALLEL_MAX : a->threads;
     return n > a->height ? a->height : n;
 }
 
@@ -214,7 +206,7 @@ size_t db_local_work_bytes(const db_local_args *args)
 void db_local_host(void *const *ptrs, const void *arg)
 {
     const db_local_args *a = arg;
-    band bands[DB_LOCAL_MAX_THREADS];
+    band bands[DB_PARALLEL_MAX];
     int n = threads_of(a);
     for (int i = 0; i < n; i++)
         bands[i] = (band){.a = a, .gray = ptrs[0], .out = ptrs[1], .y0 = (int)((int64_t)a->height * i / n),

@@ -11,9 +11,6 @@
 /* The methods, numbered as cl/local_threshold.cl numbers them. */
 typedef enum db_local_method { DB_LOCAL_NIBLACK, DB_LOCAL_SAUVOLA, DB_LOCAL_NICK, DB_LOCAL_WOLF } db_local_method;
 
-/* Threads at most (bands of rows). */
-enum { DB_LOCAL_MAX_THREADS = 256 };
-
 /* The job of one page, copied into the host call. */
 typedef struct db_local_args {
     int width, height, half; /* half = (window - 1) / 2 */
