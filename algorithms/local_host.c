@@ -24,42 +24,42 @@ typedef struct band {
     const uint8_t *gray;
     uint8_t *out;
     int y0, y1;
-    uint64_t *work;   /* ROWS rows of the page's width: column sums, running sums, counts */
+    uint64_t *work;   /* ROWS rows of 8 bytes a pixel: column sums, window sums, widths, counts */
     int pass;         /* Wolf: 0 finds the extremes, 1 thresholds; others: 1 only */
     double gmin, max_s; /* pass 1's inputs (Wolf) */
     double var_max;   /* pass 0's results */
     int gray_min;
 } band;
 
-/* The working rows of a band, of the page's width each. */
-enum { ROWS = 6 };
+/* A band's working rows, in 8 bytes a pixel: four rows of 32-bit sums, two of doubles. */
+enum { ROWS = 4 };
 
 /* Thresholds one row of n pixels from its window sums and counts. Separate
 ** loops per method, without branches, so that they vectorise; the
 ** operations and their order are the kernel's. */
 __attribute__((target_clones("avx512f", "avx2", "default")))
-static void threshold_row(const db_local_args *a, const band *b, const uint8_t *g, const double *s,
-                          const double *q, const double *cnt, uint8_t *out, int n)
+static void threshold_row(const db_local_args *a, const band *b, const uint8_t *g, const uint32_t *s,
+                          const uint32_t *q, const double *cnt, uint8_t *out, int n)
 {
     const double k = a->k;
     switch (a->method) {
     case DB_LOCAL_NIBLACK:
         for (int x = 0; x < n; x++) {
-            double m = s[x] / cnt[x], var = q[x] / cnt[x] - m * m;
+            double m = (double)s[x] / cnt[x], var = (double)q[x] / cnt[x] - m * m;
             double t = m + k * sqrt(var);
             out[x] = (double)g[x] <= t ? 0 : 255;
         }
         break;
     case DB_LOCAL_SAUVOLA:
         for (int x = 0; x < n; x++) {
-            double m = s[x] / cnt[x], var = q[x] / cnt[x] - m * m;
+            double m = (double)s[x] / cnt[x], var = (double)q[x] / cnt[x] - m * m;
             double t = m * (1.0 + k * ((sqrt(var) / 128.0) - 1.0));
             out[x] = (double)g[x] <= t ? 0 : 255;
         }
         break;
     case DB_LOCAL_NICK:
         for (int x = 0; x < n; x++) {
-            double m = s[x] / cnt[x], var = q[x] / cnt[x] - m * m;
+            double m = (double)s[x] / cnt[x], var = (double)q[x] / cnt[x] - m * m;
             double t = m + k * sqrt(var + m * m);
             out[x] = (double)g[x] <= t ? 0 : 255;
         }
@@ -67,7 +67,7 @@ static void threshold_row(const db_local_args *a, const band *b, const uint8_t *
     default: {
         const double gmin = b->gmin, max_s = b->max_s;
         for (int x = 0; x < n; x++) {
-            double m = s[x] / cnt[x], var = q[x] / cnt[x] - m * m;
+            double m = (double)s[x] / cnt[x], var = (double)q[x] / cnt[x] - m * m;
             double t = m - k * (1.0 - (sqrt(var) / max_s)) * (m - gmin);
             out[x] = (double)g[x] <= t ? 0 : 255;
         }
@@ -77,24 +77,24 @@ static void threshold_row(const db_local_args *a, const band *b, const uint8_t *
 
 /* Wolf's first pass over one row: the largest window variance, in the kernel's
 ** order (the running maximum from DBL_MIN). */
-static double row_var_max(const double *s, const double *q, const double *cnt, int n, double vmax)
+static double row_var_max(const uint32_t *s, const uint32_t *q, const double *cnt, int n, double vmax)
 {
     for (int x = 0; x < n; x++) {
-        double m = s[x] / cnt[x], var = q[x] / cnt[x] - m * m;
+        double m = (double)s[x] / cnt[x], var = (double)q[x] / cnt[x] - m * m;
         vmax = var > vmax ? var : vmax;
     }
     return vmax;
 }
 
 /* Moves the column sums one row down: row `in` enters, row `gone` leaves (either may be NULL). */
-static void slide_columns(uint64_t *restrict cs, uint64_t *restrict cq, const uint8_t *restrict in,
+static void slide_columns(uint32_t *restrict cs, uint32_t *restrict cq, const uint8_t *restrict in,
                           const uint8_t *restrict gone, int w)
 {
     if (in && gone)
         for (int x = 0; x < w; x++) {
             int32_t a = in[x], b = gone[x];
-            cs[x] += (uint64_t)(int64_t)(a - b); /* mod 2^64: the sums stay exact */
-            cq[x] += (uint64_t)(int64_t)(a * a - b * b);
+            cs[x] += (uint32_t)(a - b); /* mod 2^32: the sums stay exact */
+            cq[x] += (uint32_t)(a * a - b * b);
         }
     else if (in)
         for (int x = 0; x < w; x++) {
@@ -108,15 +108,14 @@ static void slide_columns(uint64_t *restrict cs, uint64_t *restrict cq, const ui
         }
 }
 
-/* The window sums along a row from the column sums, as doubles (exact below
-** 2^53): the window's left edge leaves at x - r - 1, its right edge enters at
-** x + r; three loops, so that neither test sits inside one. The sums are
-** converted as signed integers (they are below 2^53), which takes one
-** instruction where an unsigned conversion takes a test and a branch. */
-static void row_sums(const uint64_t *restrict cs, const uint64_t *restrict cq, double *restrict s,
-                     double *restrict q, int w, int r)
+/* The window sums along a row from the column sums: the window's left edge
+** leaves at x - r - 1, its right edge enters at x + r; three loops, so that
+** neither test sits inside one. The sums stay integers here (the threshold
+** loop converts them, many at once), as this loop is a chain of additions. */
+static void row_sums(const uint32_t *restrict cs, const uint32_t *restrict cq, uint32_t *restrict s,
+                     uint32_t *restrict q, int w, int r)
 {
-    uint64_t rs = 0, rq = 0;
+    uint32_t rs = 0, rq = 0;
     int x = 0, first = r + 1 < w ? r + 1 : w; /* no column leaves before x = r + 1 */
     for (int c = 0; c <= r && c < w; c++) {
         rs += cs[c];
@@ -127,20 +126,20 @@ static void row_sums(const uint64_t *restrict cs, const uint64_t *restrict cq, d
             rs += cs[x + r];
             rq += cq[x + r];
         }
-        s[x] = (double)(int64_t)rs;
-        q[x] = (double)(int64_t)rq;
+        s[x] = rs;
+        q[x] = rq;
     }
     for (; x + r < w; x++) { /* one column enters, one leaves */
         rs += cs[x + r] - cs[x - r - 1];
         rq += cq[x + r] - cq[x - r - 1];
-        s[x] = (double)(int64_t)rs;
-        q[x] = (double)(int64_t)rq;
+        s[x] = rs;
+        q[x] = rq;
     }
     for (; x < w; x++) { /* columns only leave */
         rs -= cs[x - r - 1];
         rq -= cq[x - r - 1];
-        s[x] = (double)(int64_t)rs;
-        q[x] = (double)(int64_t)rq;
+        s[x] = rs;
+        q[x] = rq;
     }
 }
 
@@ -148,10 +147,11 @@ static void run_band(band *b)
 {
     const db_local_args *a = b->a;
     const int w = a->width, h = a->height, r = a->half;
-    uint64_t *cs = b->work, *cq = cs + w;
-    /* The sums and counts as doubles (exact: below 2^53), so that the
-    ** threshold loop converts nothing and vectorises. */
-    double *s = (double *)(cq + w), *q = s + w, *cols = q + w, *cnt = cols + w;
+    /* Windows of at most 255 x 255 pixels (the fused stage's bound): every sum,
+    ** of squares too (at most 255^4 < 2^32), fits 32 bits, and a vector holds
+    ** twice as many as of 64. */
+    uint32_t *cs = (uint32_t *)b->work, *cq = cs + w, *s = cq + w, *q = s + w;
+    double *cols = (double *)(q + w), *cnt = cols + w;
     memset(cs, 0, 2 * (size_t)w * sizeof *cs);
     /* The clipped window's width at each column does not change from row to row. */
     for (int x = 0; x < w; x++)

@@ -13,7 +13,7 @@ typedef enum db_local_method { DB_LOCAL_NIBLACK, DB_LOCAL_SAUVOLA, DB_LOCAL_NICK
 
 /* The job of one page, copied into the host call. */
 typedef struct db_local_args {
-    int width, height, half; /* half = (window - 1) / 2 */
+    int width, height, half; /* half = (window - 1) / 2, at most 127 */
     int method;              /* db_local_method */
     int threads;
     double k;
