@@ -11,6 +11,7 @@
 ** cl/local_threshold.cl operation for operation (IEEE division and square
 ** root in double, no contraction), so every map gives the same image.
 */
+#include <assert.h>
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -206,6 +207,7 @@ size_t db_local_work_bytes(const db_local_args *args)
 void db_local_host(void *const *ptrs, const void *arg)
 {
     const db_local_args *a = arg;
+    assert(a->half <= 127); /* the 32-bit sums' bound (algorithms/local.c takes no larger window here) */
     band bands[DB_PARALLEL_MAX];
     int n = threads_of(a);
     for (int i = 0; i < n; i++)

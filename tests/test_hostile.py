@@ -31,8 +31,13 @@ ENV = dict(os.environ, ASAN_OPTIONS=f'max_allocation_size_mb={LIMIT >> 20}:alloc
 # gigabyte (NVIDIA's does), which the limit cannot hold and which is not docbin's memory: the
 # runs see PoCL's ICD alone, and no gpu role.
 VENDORS = '/etc/OpenCL/vendors'
-for icd in sorted(os.listdir(VENDORS)) if os.path.isdir(VENDORS) else []:
-    if icd.endswith('.icd') and 'pocl' in open(os.path.join(VENDORS, icd)).read():
+for icd in sorted(os.listdir(VENDORS)) if os.path.isdir(VENDORS) and 'OCL_ICD_VENDORS' not in ENV else []:
+    try:
+        with open(os.path.join(VENDORS, icd)) as f:
+            pocl = icd.endswith('.icd') and 'pocl' in f.read()
+    except OSError:
+        continue
+    if pocl:
         ENV['OCL_ICD_VENDORS'] = os.path.join(VENDORS, icd)
         break
 ENV.pop('DOCBIN_GPU_DEVICE', None)

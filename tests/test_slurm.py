@@ -349,9 +349,8 @@ def array_run(cluster, pages, ref):
     return names
 
 
-def freeze(log):
-    """SIGSTOP the docbin-run writing `log` (it runs on this machine), so that scancel, which
-    reaches it through slurmctld and slurmd some time later, finds it mid-shard; True if stopped."""
+def docbin_writing(log):
+    """The pid of the docbin-run writing `log` (it runs on this machine), or None."""
     for pid in filter(str.isdigit, os.listdir('/proc')):
         try:
             with open(f'/proc/{pid}/cmdline', 'rb') as f:
@@ -359,12 +358,16 @@ def freeze(log):
         except OSError:
             continue
         if argv and os.path.basename(argv[0]) == b'docbin-run' and log.encode() in argv:
-            try:
-                os.kill(int(pid), signal.SIGSTOP)
-                return True
-            except OSError:
-                return False
-    return False
+            return int(pid)
+    return None
+
+
+def logged(log):
+    try:
+        with open(log) as f:
+            return [line for line in f if line.endswith('\n')]
+    except OSError:
+        return []
 
 
 def cancelled_run(cluster, pages, names):
@@ -376,19 +379,30 @@ def cancelled_run(cluster, pages, names):
     victim = None
     end = time.monotonic() + 240
     # Cancel the first task whose log shows part of its shard done, a page written among it: it is running.
-    # It is stopped first, so that it cannot finish its shard while the cancellation travels.
+    # It is stopped first, so that it cannot finish its shard while the cancellation travels, and its log
+    # is read again once it is stopped.
     while victim is None and time.monotonic() < end:
         for task in range(TASKS):
             log = os.path.join(logs, f'docbin-{job}_{task}.0.jsonl')
-            try:
-                with open(log) as f:
-                    lines = [line for line in f if line.endswith('\n')]
-            except OSError:
+            lines = logged(log)
+            if not (1 <= len(lines) < shard and any('"status":"ok"' in line for line in lines)):
                 continue
-            if 1 <= len(lines) < shard and any('"status":"ok"' in line for line in lines) and freeze(log):
-                cluster.slurm('scancel', f'{job}_{task}')
-                victim = task
-                break
+            pid = docbin_writing(log)
+            if pid is None:
+                continue
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except OSError:
+                continue  # it has just ended
+            if len(logged(log)) < shard:
+                try:
+                    cluster.slurm('scancel', f'{job}_{task}')
+                    victim = task
+                except (RuntimeError, subprocess.SubprocessError):
+                    pass  # let go on; another task may still be caught
+            if victim is None:
+                os.kill(pid, signal.SIGCONT)
+            break
         if victim is None and all(os.path.exists(os.path.join(logs, f'docbin-{job}_{t}.0.jsonl'))
                                   for t in range(TASKS)) and not cluster.slurm('squeue', '-h', '-j', str(job)).strip():
             break  # every task ended before one could be caught running
