@@ -1256,24 +1256,63 @@ static void abort_batch(batch *b)
     pthread_mutex_unlock(&b->lock);
 }
 
-db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, db_batch_summary *sum)
+/* The caller's options and list, checked before any thread or file. */
+static db_status check_request(const db_batch_options *opt, const db_batch_list *list)
 {
-    memset(sum, 0, sizeof *sum);
-    sum->total = list->n;
     if (!list->outputs && list->n)
         return db_fail(DB_ERR_USAGE, "db_batch_run: the outputs are not named (db_batch_list_name_outputs)");
     if (!opt->codec_only && (!opt->algo || (opt->mode == DB_PLAN_GIVEN && !opt->map) || !opt->job))
         return db_fail(DB_ERR_USAGE, "db_batch_run: an algorithm, a map (or a planner mode) and a job are required");
     if (opt->in_flight < 0 || opt->threads < 0)
         return db_fail(DB_ERR_USAGE, "db_batch_run: in_flight and threads must be >= 0");
-    int bits = opt->bits ? opt->bits : 1;
-    if (bits != 1 && bits != 8)
-        return db_fail(DB_ERR_USAGE, "db_batch_run: %d bits per pixel; give 1 or 8", bits);
-    db_status checked = check_log(opt, list);
+    if (opt->bits != 0 && opt->bits != 1 && opt->bits != 8)
+        return db_fail(DB_ERR_USAGE, "db_batch_run: %d bits per pixel; give 1 or 8", opt->bits);
+    return check_log(opt, list);
+}
+
+/* Reports what was skipped or failed while the lanes opened, once they run. */
+static void report_held(batch *b)
+{
+    pthread_mutex_lock(&b->lock);
+    b->setting_up = false;
+    slot *held = b->held;
+    b->held = b->held_tail = NULL;
+    pthread_mutex_unlock(&b->lock);
+    while (held) {
+        slot *s = held;
+        held = held->next;
+        size_t bytes;
+        int n = settle(b, s, &bytes);
+        pthread_mutex_lock(&b->lock);
+        leave_pages(b, n, bytes);
+        pthread_mutex_unlock(&b->lock);
+    }
+}
+
+/* Closes the JSON log; a write that failed on the way fails a batch that had not failed. */
+static db_status close_log(batch *b, db_status st)
+{
+    if (!b->log)
+        return st;
+    if ((fflush(b->log) != 0 || ferror(b->log)) && !b->log_errno)
+        b->log_errno = errno ? errno : EIO;
+    if (b->log != stdout && fclose(b->log) != 0 && !b->log_errno)
+        b->log_errno = errno ? errno : EIO;
+    if (b->log_errno && st == DB_OK)
+        st = db_fail(DB_ERR_IO, "cannot write the log %s: %s; the pages were done, but their log is incomplete",
+                     b->opt->log_json, strerror(b->log_errno));
+    return st;
+}
+
+db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, db_batch_summary *sum)
+{
+    memset(sum, 0, sizeof *sum);
+    sum->total = list->n;
+    db_status checked = check_request(opt, list);
     if (checked != DB_OK)
         return checked;
 
-    batch b = {.opt = opt, .list = list, .bits = bits, .sum = sum};
+    batch b = {.opt = opt, .list = list, .bits = opt->bits ? opt->bits : 1, .sum = sum};
     bool all = !opt->codec_only && opt->gpu_spec && !strcmp(opt->gpu_spec, "all");
     char specs[MAX_LANES][16];
     int n_lanes = 0, n_runners = 0;
@@ -1346,25 +1385,10 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
         if (lanes_started == 0)
             st = db_fail(DB_ERR_NOMEM, "cannot start the batch's threads: %s; lower --in-flight", strerror(err));
     }
-    if (st != DB_OK) {
+    if (st != DB_OK)
         abort_batch(&b);
-    } else if (!opt->codec_only) {
-        /* What was skipped or failed while the lanes opened is reported now. */
-        pthread_mutex_lock(&b.lock);
-        b.setting_up = false;
-        slot *held = b.held;
-        b.held = b.held_tail = NULL;
-        pthread_mutex_unlock(&b.lock);
-        while (held) {
-            slot *s = held;
-            held = held->next;
-            size_t bytes;
-            int n = settle(&b, s, &bytes);
-            pthread_mutex_lock(&b.lock);
-            leave_pages(&b, n, bytes);
-            pthread_mutex_unlock(&b.lock);
-        }
-    }
+    else if (!opt->codec_only)
+        report_held(&b);
     for (int t = 0; t < started; t++)
         pthread_join(tids[t], NULL);
     for (int t = 0; t < lanes_started; t++)
@@ -1374,15 +1398,7 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
         fputc('\n', opt->progress);
     }
     sum->wall_s = (double)(db_now_ns() - b.start_ns) / 1e9;
-    if (b.log) {
-        if ((fflush(b.log) != 0 || ferror(b.log)) && !b.log_errno)
-            b.log_errno = errno ? errno : EIO;
-        if (b.log != stdout && fclose(b.log) != 0 && !b.log_errno)
-            b.log_errno = errno ? errno : EIO;
-        if (b.log_errno && st == DB_OK)
-            st = db_fail(DB_ERR_IO, "cannot write the log %s: %s; the pages were done, but their log is incomplete",
-                         opt->log_json, strerror(b.log_errno));
-    }
+    st = close_log(&b, st);
     close_lanes(lanes, n_runners);
     free(tids);
     free(lane_tids);
