@@ -419,6 +419,79 @@ db_status db_prepare(db_context *ctx, const db_algo *algo, const db_map *map, co
     return DB_OK;
 }
 
+/* The run's pages: the input item's host copy is the decoded image, packed
+** (the image itself when its pixels are staging memory, else a copy), and the
+** result is downloaded straight into the image returned. */
+static db_status bind_pages(const db_algo *algo, const db_image *in, db_buffer *items, db_image **result)
+{
+    db_buffer *ib = &items[algo->input];
+    size_t row = (size_t)in->width * (size_t)in->channels;
+    db_host_block *b = db_host_find(in->data);
+    if (b && in->stride == row && b->bytes >= ib->bytes) {
+        db_buffer_lend(ib, b, true);
+    } else {
+        if (!db_buffer_host(ib))
+            return db_error_status();
+        db_copy_rows(ib->host->ptr, row, in->data, in->stride, row, (size_t)in->height);
+        ib->host_valid = true;
+    }
+    if (!(*result = db_image_alloc(in->width, in->height, 1)))
+        return db_error_status();
+    (*result)->dpi_x = in->dpi_x; /* the page keeps its scale */
+    (*result)->dpi_y = in->dpi_y;
+    db_buffer *ob = &items[algo->output];
+    if ((b = db_host_find((*result)->data)) && b->bytes >= ob->bytes)
+        db_buffer_lend(ob, b, false);
+    return DB_OK;
+}
+
+/* One step of the map (a stage, or a fused pair): its inputs fetched to its
+** device, its outputs placed there, its work enqueued and flushed. */
+static db_status enqueue_step(db_stage_run *run, db_role role)
+{
+    const db_stage *stage = run->stage;
+    for (int i = 0; i < stage->in.n; i++) {
+        cl_event ev = NULL;
+        db_status st = db_buffer_fetch(&run->items[stage->in.item[i]], run->dev, run->prof, &ev);
+        if (st != DB_OK)
+            return st;
+        if (ev)
+            run->wait[run->n_wait++] = ev;
+    }
+    for (int o = 0; o < stage->out.n; o++)
+        if (!db_buffer_mem(&run->items[stage->out.item[o]], run->dev))
+            return db_error_status();
+    db_status st = stage->impl[role](run);
+    if (st != DB_OK)
+        return st;
+    if (!run->launched)
+        return db_fail(DB_ERR_USAGE, "stage %s enqueued no work", stage->name);
+    for (int o = 0; o < stage->out.n; o++)
+        db_buffer_written(&run->items[stage->out.item[o]], run->dev, run->last);
+    clFlush(run->dev->compute);
+    return DB_OK;
+}
+
+/* The run's report values, read back; a fatal one at zero fails the run. */
+static db_status read_report(const db_algo *algo, const db_buffer *items, db_report *report)
+{
+    if (report)
+        report->n = 0;
+    for (int i = 0; i < (algo->report_fields ? algo->n_report_fields : 0); i++) {
+        const db_report_field *f = &algo->report_fields[i];
+        const void *values = items[algo->report_item].host->ptr;
+        int64_t v = algo->report_wide ? ((const int64_t *)values)[f->index] : ((const int32_t *)values)[f->index];
+        if (report) {
+            report->n = algo->n_report_fields;
+            report->fields = algo->report_fields;
+            report->values[i] = v;
+        }
+        if (f->fatal && v == 0)
+            return db_fail(DB_ERR_NOMEM, "%s: %s", algo->name, f->if_zero);
+    }
+    return DB_OK;
+}
+
 db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
                  const db_image *in, db_image **out, db_report *report, db_profile *prof)
 {
@@ -448,67 +521,13 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
         if (st != DB_OK)
             goto done;
     }
-    {
-        /* The input item's host copy is the decoded image, packed: the image
-        ** itself when its pixels are staging memory, else a copy. */
-        db_buffer *ib = &items[algo->input];
-        size_t row = (size_t)in->width * (size_t)in->channels;
-        db_host_block *b = db_host_find(in->data);
-        if (b && in->stride == row && b->bytes >= ib->bytes) {
-            db_buffer_lend(ib, b, true);
-        } else {
-            if (!db_buffer_host(ib)) {
-                st = db_error_status();
-                goto done;
-            }
-            db_copy_rows(ib->host->ptr, row, in->data, in->stride, row, (size_t)in->height);
-            ib->host_valid = true;
-        }
-        /* The result is downloaded straight into the image returned. */
-        if (!(result_img = db_image_alloc(in->width, in->height, 1))) {
-            st = db_error_status();
-            goto done;
-        }
-        result_img->dpi_x = in->dpi_x; /* the page keeps its scale */
-        result_img->dpi_y = in->dpi_y;
-        db_buffer *ob = &items[algo->output];
-        if ((b = db_host_find(result_img->data)) && b->bytes >= ob->bytes)
-            db_buffer_lend(ob, b, false);
-    }
-
+    if ((st = bind_pages(algo, in, items, &result_img)) != DB_OK)
+        goto done;
     for (int s = 0, last; s < algo->n_stages; s = last + 1) {
-        const db_stage *stage = db_run_step(algo, map, job, s, &last);
-        db_stage_run *run = &runs[s];
-        run->algo = algo;
-        run->stage = stage;
-        run->job = job;
-        run->dev = ctx->role[map->role[s]];
-        run->items = items;
-        run->in = in;
-        run->prof = prof;
-        for (int i = 0; i < stage->in.n; i++) {
-            cl_event ev = NULL;
-            st = db_buffer_fetch(&items[stage->in.item[i]], run->dev, prof, &ev);
-            if (st != DB_OK)
-                goto done;
-            if (ev)
-                run->wait[run->n_wait++] = ev;
-        }
-        for (int o = 0; o < stage->out.n; o++)
-            if (!db_buffer_mem(&items[stage->out.item[o]], run->dev)) {
-                st = db_error_status();
-                goto done;
-            }
-        st = stage->impl[map->role[s]](run);
-        if (st != DB_OK)
+        runs[s] = (db_stage_run){.algo = algo, .stage = db_run_step(algo, map, job, s, &last), .job = job,
+                                 .dev = ctx->role[map->role[s]], .items = items, .in = in, .prof = prof};
+        if ((st = enqueue_step(&runs[s], map->role[s])) != DB_OK)
             goto done;
-        if (!run->launched) {
-            st = db_fail(DB_ERR_USAGE, "stage %s enqueued no work", stage->name);
-            goto done;
-        }
-        for (int o = 0; o < stage->out.n; o++)
-            db_buffer_written(&items[stage->out.item[o]], run->dev, run->last);
-        clFlush(run->dev->compute);
     }
     st = db_buffer_fetch_host(&items[algo->output], prof, &result);
     if (st != DB_OK)
@@ -539,22 +558,8 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
     if (items[algo->output].host->ptr != result_img->data)
         db_copy_rows(result_img->data, result_img->stride, items[algo->output].host->ptr, (size_t)in->width,
                      (size_t)in->width, (size_t)in->height);
-    if (report)
-        report->n = 0;
-    for (int i = 0; i < (algo->report_fields ? algo->n_report_fields : 0); i++) {
-        const db_report_field *f = &algo->report_fields[i];
-        const void *values = items[algo->report_item].host->ptr;
-        int64_t v = algo->report_wide ? ((const int64_t *)values)[f->index] : ((const int32_t *)values)[f->index];
-        if (report) {
-            report->n = algo->n_report_fields;
-            report->fields = algo->report_fields;
-            report->values[i] = v;
-        }
-        if (f->fatal && v == 0) {
-            st = db_fail(DB_ERR_NOMEM, "%s: %s", algo->name, f->if_zero);
-            goto done;
-        }
-    }
+    if ((st = read_report(algo, items, report)) != DB_OK)
+        goto done;
     wall = db_now_ns() - t0;
     *out = result_img;
     result_img = NULL;
