@@ -1256,6 +1256,46 @@ static void abort_batch(batch *b)
     pthread_mutex_unlock(&b->lock);
 }
 
+/* The lanes of a batch: their arguments and threads, those started. */
+typedef struct lane_set {
+    lane_arg *arg;
+    pthread_t *tid;
+    int n, started;
+} lane_set;
+
+/* Until the first lane of every device is open nothing is written or
+** reported, so a device or map problem stops the batch with no output, no
+** log and no directory. One lane per device opens before the batch goes on
+** (with `specs`, lane r on device r modulo n_lanes; else the batch's device),
+** the others on their own threads; a CPU lane follows when it pays. */
+static db_status start_lanes(batch *b, char (*specs)[16], int n_lanes, lane_set *ls)
+{
+    const db_batch_options *opt = b->opt;
+    b->sum->in_flight = ls->n;
+    /* Room for the CPU lane, after the others. */
+    ls->tid = calloc((size_t)ls->n + 1, sizeof *ls->tid);
+    ls->arg = calloc((size_t)ls->n + 1, sizeof *ls->arg);
+    if (!ls->tid || !ls->arg)
+        return db_fail(DB_ERR_NOMEM, "out of memory starting the batch threads");
+    for (int r = 0; r < ls->n; r++)
+        ls->arg[r] = (lane_arg){.b = b, .gpu_spec = specs ? specs[r % n_lanes] : opt->gpu_spec, .lane = r % n_lanes};
+    db_status st = open_lanes(ls->arg, ls->n < n_lanes ? ls->n : n_lanes);
+    if (st == DB_OK)
+        st = open_outputs(b);
+    if (st != DB_OK)
+        return st;
+    b->sum->lanes = n_lanes;
+    if (wants_cpu_lane(opt, ls->arg[0].ctx))
+        ls->arg[ls->n++] = (lane_arg){.b = b, .gpu_spec = ls->arg[0].gpu_spec, .lane = n_lanes, .cpu = true};
+    int err = 0;
+    for (int r = 0; r < ls->n && !err; r++)
+        if (!(err = pthread_create(&ls->tid[ls->started], NULL, lane_thread, &ls->arg[r])))
+            ls->started++;
+    if (ls->started == 0)
+        return db_fail(DB_ERR_NOMEM, "cannot start the batch's threads: %s; lower --in-flight", strerror(err));
+    return DB_OK;
+}
+
 /* The caller's options and list, checked before any thread or file. */
 static db_status check_request(const db_batch_options *opt, const db_batch_list *list)
 {
@@ -1339,9 +1379,8 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     pthread_cond_init(&b.lane_cv, NULL);
     b.setting_up = !opt->codec_only;
     b.start_ns = db_now_ns();
-    pthread_t *tids = calloc((size_t)n_codec, sizeof *tids), *lane_tids = NULL;
-    lane_arg *lanes = NULL;
-    int started = 0, lanes_started = 0, err = 0;
+    pthread_t *tids = calloc((size_t)n_codec, sizeof *tids);
+    int started = 0, err = 0;
     if (!tids)
         st = db_fail(DB_ERR_NOMEM, "out of memory starting the batch threads");
     for (int t = 0; t < n_codec && st == DB_OK && !err; t++)
@@ -1356,53 +1395,27 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
         pthread_cond_broadcast(&b.codec_cv);
         pthread_mutex_unlock(&b.lock);
     }
-    /* Until the first lane of every device is open nothing is written or
-    ** reported, so a device or map problem stops the batch with no output, no
-    ** log and no directory. */
-    if (st == DB_OK && !opt->codec_only) {
-        sum->in_flight = n_runners;
-        /* Room for the CPU lane, after the others. */
-        lane_tids = calloc((size_t)n_runners + 1, sizeof *lane_tids);
-        lanes = calloc((size_t)n_runners + 1, sizeof *lanes);
-        if (!lane_tids || !lanes)
-            st = db_fail(DB_ERR_NOMEM, "out of memory starting the batch threads");
-        for (int r = 0; st == DB_OK && r < n_runners; r++)
-            lanes[r] = (lane_arg){.b = &b, .gpu_spec = all ? specs[r % n_lanes] : opt->gpu_spec, .lane = r % n_lanes};
-        /* One lane per device opens before the batch goes on; the others open on their own threads. */
-        if (st == DB_OK)
-            st = open_lanes(lanes, n_runners < n_lanes ? n_runners : n_lanes);
-        if (st == DB_OK)
-            st = open_outputs(&b);
-    }
-    if (st == DB_OK && !opt->codec_only) {
-        sum->lanes = n_lanes;
-        if (wants_cpu_lane(opt, lanes[0].ctx))
-            lanes[n_runners++] = (lane_arg){.b = &b, .gpu_spec = lanes[0].gpu_spec, .lane = n_lanes, .cpu = true};
-        err = 0;
-        for (int r = 0; r < n_runners && !err; r++)
-            if (!(err = pthread_create(&lane_tids[lanes_started], NULL, lane_thread, &lanes[r])))
-                lanes_started++;
-        if (lanes_started == 0)
-            st = db_fail(DB_ERR_NOMEM, "cannot start the batch's threads: %s; lower --in-flight", strerror(err));
-    }
+    lane_set ls = {.n = n_runners};
+    if (st == DB_OK && !opt->codec_only)
+        st = start_lanes(&b, all ? specs : NULL, n_lanes, &ls);
     if (st != DB_OK)
         abort_batch(&b);
     else if (!opt->codec_only)
         report_held(&b);
     for (int t = 0; t < started; t++)
         pthread_join(tids[t], NULL);
-    for (int t = 0; t < lanes_started; t++)
-        pthread_join(lane_tids[t], NULL);
+    for (int t = 0; t < ls.started; t++)
+        pthread_join(ls.tid[t], NULL);
     if (opt->progress && b.progress_shown) {
         show_progress(&b, true);
         fputc('\n', opt->progress);
     }
     sum->wall_s = (double)(db_now_ns() - b.start_ns) / 1e9;
     st = close_log(&b, st);
-    close_lanes(lanes, n_runners);
+    close_lanes(ls.arg, ls.n);
     free(tids);
-    free(lane_tids);
-    free(lanes);
+    free(ls.tid);
+    free(ls.arg);
     pthread_cond_destroy(&b.lane_cv);
     pthread_cond_destroy(&b.codec_cv);
     pthread_mutex_destroy(&b.report_lock);
