@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a batch's wall time goes, from its --log-json (docbin-run --out-dir ... --log-json LOG).
 
-usage: bench/batch_timeline.py LOG.jsonl [LOG.jsonl ...]
+usage: bench/batch_timeline.py [--brief] LOG.jsonl [LOG.jsonl ...]
 
 Per log: when the first decode ended, when each lane (device) began its first run, how long its first
 run took against its median later run, how busy each lane was from its first run to its last (runs of
@@ -51,6 +51,28 @@ def profile(intervals, end, bins=20):
     return load
 
 
+def steady(ok, skip=20):
+    """Pages/s written after the first `skip` outputs, or None for a batch too short."""
+    ends = sorted(r['start_ms'] + r['wall_ms'] for r in ok)
+    if len(ends) <= skip + 1 or ends[-1] <= ends[skip - 1]:
+        return None
+    return 1000 * (len(ends) - skip) / (ends[-1] - ends[skip - 1])
+
+
+def brief(path):
+    rows = [json.loads(line) for line in open(path) if line.strip()]
+    ok = [r for r in rows if r.get('status') == 'ok']
+    if not ok:
+        print('steady_pages_per_s=none')
+        return
+    end = max(r['start_ms'] + r['wall_ms'] for r in rows)
+    rate = steady(ok)
+    codec = sum(r['decode_ms'] + r['encode_ms'] for r in ok) / end
+    runs = [(r['run_start_ms'], r['run_start_ms'] + r['run_ms']) for r in ok if 'run_start_ms' in r]
+    print(f"steady_pages_per_s={f'{rate:.2f}' if rate else 'none'} codec_busy={codec:.2f} "
+          f"lane_busy={union_ms(runs) / end if runs else 0:.2f} batch_s={end / 1000:.3f}")
+
+
 def summarize(path):
     rows = [json.loads(line) for line in open(path) if line.strip()]
     ok = [r for r in rows if r.get('status') == 'ok']
@@ -58,9 +80,10 @@ def summarize(path):
         print(f'{path}: no image ok')
         return
     end = max(r['start_ms'] + r['wall_ms'] for r in rows)
+    rate = steady(ok)
     decoded = [r['start_ms'] + r['decode_ms'] for r in ok]
     print(f'{path}: {len(rows)} images, {len(ok)} ok, last output at {end:.0f} ms '
-          f'({1000 * len(ok) / end:.2f} pages/s)')
+          f'({1000 * len(ok) / end:.2f} pages/s; after the 20th, {f"{rate:.2f}" if rate else "-"} pages/s)')
     decode = statistics.median(r['decode_ms'] for r in ok)
     encode = statistics.median(r['encode_ms'] for r in ok)
     print(f'  decode: first done at {min(decoded):.0f} ms; median decode {decode:.0f} ms, encode {encode:.0f} ms')
@@ -90,5 +113,7 @@ def summarize(path):
     print(f'  after the last run: {end - last_run:.0f} ms')
 
 
-for p in sys.argv[1:]:
-    summarize(p)
+args = sys.argv[1:]
+short = args[:1] == ['--brief']
+for p in args[short:]:
+    (brief if short else summarize)(p)

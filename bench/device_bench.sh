@@ -8,7 +8,8 @@
 #            4096x3072 picture; Howe on the DIBCO pages in DIBCO_DIR (default .dev/dibco).
 #   start-up: process start to file for one Sauvola page, beside clinfo -l, 5 times each.
 #   batches:  PAGES A4 pages (default 200) as PNG, LZW and uncompressed TIFF, and JPEG (q 90):
-#            --codec-only, Sauvola and Howe with the GPU map into 1-bit PNG or Group 4 TIFF,
+#            --codec-only, Sauvola and Howe with the GPU map into 1-bit PNG or Group 4 TIFF
+#            (each with its steady rate and busy shares, bench/batch_timeline.py --brief),
 #            beside OpenCV in as many processes as cores (bench/opencv_batch.py);
 #            docbin's PNG decode and encode through libdeflate and libpng (png_bench).
 #   PARTS picks among "kernels startup batches" (default all three).
@@ -87,14 +88,14 @@ with Pool(os.cpu_count()) as p:
 PY
 fi
 $build/png_bench $pages/png/p0001.png 20 | tee -a "$log"
-batch() { # NAME INPUT_DIR OPTIONS...: one timed batch
+batch() { # NAME INPUT_DIR OPTIONS...: one timed batch, process start to end, and its steady rate
     local name=$1 dir=$2; shift 2
     rm -rf /tmp/bout
-    local t0 t1; t0=$(date +%s.%N)
-    $run --out-dir /tmp/bout "$@" $dir 2>>"$out/stderr.txt"; local rc=$?
+    local t0 t1 json="$out/batch-$name-$round.jsonl"; t0=$(date +%s.%N)
+    $run --out-dir /tmp/bout --log-json "$json" "$@" $dir 2>>"$out/stderr.txt"; local rc=$?
     t1=$(date +%s.%N)
     say "bench batch=$name pages=$(ls /tmp/bout | wc -l) exit=$rc $(awk -v a=$t0 -v b=$t1 -v n=$n 'BEGIN {
-        printf "pages_per_s=%.2f", n / (b - a) }')"
+        printf "pages_per_s=%.2f", n / (b - a) }') $(python3 bench/batch_timeline.py --brief "$json")"
 }
 $run --algo sauvola --map gpu $pages/png/p0001.png -o /tmp/warm.png   # kernels built and cached
 $run --algo howe --map gpu $pages/png/p0001.png -o /tmp/warm.png
@@ -105,9 +106,6 @@ for round in 1 2; do
     batch sauvola-raw-to-g4 $pages/raw --algo sauvola --map gpu --format tif
     batch sauvola-jpg-to-g4 $pages/jpg --algo sauvola --map gpu --format tif
     batch howe-png-to-png $pages/png --algo howe --map gpu
-    batch howe-png-cpu-lane-on $pages/png --algo howe --map gpu --cpu-lane on
-    batch howe-png-map-auto-cpu-lane-auto $pages/png --algo howe
-    batch sauvola-png-cpu-lane-on $pages/png --algo sauvola --map gpu --cpu-lane on
     batch sauvola-png-map-auto-cpu-lane-auto $pages/png --algo sauvola
     say "bench opencv round=$round $(python3 bench/opencv_batch.py /tmp/cvout "$(nproc)" $pages/png/*.png)"
 done

@@ -65,12 +65,16 @@ def main():
               f'{max(float(s["one_page_ms"]) for s in startup):.0f}); clinfo -l: {cl:.0f} ms ({one / cl:.2f}x); '
               f'docbin-run --list-devices: {ld:.0f} ms' +
               (f'; the same page on PoCL alone (--map cpu): {statistics.median(cpu):.0f} ms.' if cpu else '.'))
-    print('\n## Batches (pages/s, each round)\n\n| batch | pages/s | pages written |\n|---|---|---|')
+    print('\n## Batches (pages/s, each round: process start to end; steady, after the 20th page; '
+          'codec threads busy on average; share of the batch some device ran)\n\n'
+          '| batch | pages/s | steady pages/s | codec busy | lane busy | pages written |\n|---|---|---|---|---|---|')
     for name, rows in batches.items():
-        print(f"| {name} | {', '.join(r['pages_per_s'] for r in rows)} | {rows[0]['pages']} |")
-    for r in opencv:
-        print(f"| opencv, {r.get('pages')} pages, round {r.get('round')} | {r.get('pages_per_s')} | |")
-
+        col = lambda k: ', '.join(r.get(k, '-') for r in rows)
+        print(f"| {name} | {col('pages_per_s')} | {col('steady_pages_per_s')} | {col('codec_busy')} | "
+              f"{col('lane_busy')} | {rows[0]['pages']} |")
+    if opencv:
+        print(f"| opencv, {opencv[0].get('pages')} pages | {', '.join(r.get('pages_per_s', '-') for r in opencv)} | "
+              f"{', '.join(r.get('steady_pages_per_s', '-') for r in opencv)} | | | |")
 
 if __name__ == '__main__':
     main()

@@ -420,10 +420,14 @@ static db_image *host_binary(const db_image *in, db_gray_rule rule)
     for (int y = 0; y < in->height; y++) {
         const uint8_t *p = in->data + (size_t)y * in->stride;
         uint8_t *q = g->data + (size_t)y * g->stride;
+        if (in->channels == 1) { /* apart, so that the loop vectorises */
+            for (int x = 0; x < in->width; x++)
+                q[x] = p[x] >= 128 ? 255 : 0;
+            continue;
+        }
         for (int x = 0; x < in->width; x++, p += in->channels) {
-            unsigned v = in->channels == 1 ? p[0]
-                         : rule == DB_GRAY_QT ? (11u * p[0] + 16u * p[1] + 5u * p[2]) / 32u
-                                              : (299u * p[0] + 587u * p[1] + 114u * p[2] + 500u) / 1000u;
+            unsigned v = rule == DB_GRAY_QT ? (11u * p[0] + 16u * p[1] + 5u * p[2]) / 32u
+                                            : (299u * p[0] + 587u * p[1] + 114u * p[2] + 500u) / 1000u;
             q[x] = v >= 128 ? 255 : 0;
         }
     }

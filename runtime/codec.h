@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include "runtime/image.h"
 
 /* The bytes of a file being read: held in memory (`bytes`), or read on demand
@@ -58,17 +59,22 @@ static inline uint8_t db_over_white(unsigned c, unsigned a)
 /* Packs n 8-bit pixels into (n + 7) / 8 bytes, most significant bit first,
 ** a bit set where the pixel is white (>= 128) as PNG's 1-bit gray has it, or
 ** with `ink_set` where it is ink, as PBM and TIFF's min-is-white have it; the
-** padding bits of the last byte are 0. Eight pixels at a time, so that the
-** loop vectorises: every 1-bit writer packs through it. */
+** padding bits of the last byte are 0. Every 1-bit writer packs through it.
+** Eight pixels at a time as one 64-bit word: a pixel is white when its top bit
+** is set, and one multiplication gathers the eight top bits, the first pixel's
+** as the byte's highest. */
 static inline void db_pack_bits(const uint8_t *restrict in, size_t n, bool ink_set, uint8_t *restrict out)
 {
     const uint8_t flip = ink_set ? 0xff : 0;
     size_t full = n / 8;
     for (size_t i = 0; i < full; i++) {
-        unsigned b = 0;
-        for (int j = 0; j < 8; j++)
-            b = (b << 1) | (in[8 * i + j] >= 128);
-        out[i] = (uint8_t)(b ^ flip);
+        uint64_t x;
+        memcpy(&x, in + 8 * i, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        x = __builtin_bswap64(x); /* the first pixel in the lowest byte */
+#endif
+        x = (x >> 7) & 0x0101010101010101u; /* pixel j's top bit at bit 8j */
+        out[i] = (uint8_t)((x * 0x8040201008040201u) >> 56) ^ flip; /* ... and at bit 7 - j of the top byte */
     }
     if (n % 8) {
         unsigned b = 0;
