@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
-"""Every hostile input of tests/hostile.py through docbin-run, alone and in one batch, with the
-address space limited to 1 GiB: the documented exit status, one error line naming the file, no
-output and no temporary file for a bad input, the good pages of the batch done, and no hang.
+"""Every hostile input of tests/hostile.py through docbin-run, alone and in one batch, with its
+memory limited to 1 GiB: the documented exit status, one error line naming the file, no output and
+no temporary file for a bad input, the good pages of the batch done, and no hang.
+
+The limit is RLIMIT_DATA (the writable private memory a process maps, heap and mmap alike), not
+RLIMIT_AS: address space reserved and never made accessible (each thread's malloc arena reserves
+64 MiB; OpenCL drivers reserve gigabytes) grows with the machine's cores and is no memory used.
 
 usage: test_hostile.py PATH/TO/docbin-run (with Pillow; else it skips)
 """
@@ -23,13 +27,12 @@ from clitest import check, failures, png_bytes
 DOCBIN = sys.argv[1]
 LIMIT = 1 << 30
 ASAN = os.environ.get('DOCBIN_TEST_ASAN') == '1'
-# Under AddressSanitizer (the sanitizer build) no address-space limit can hold; ASan itself then
-# refuses any one allocation over the bound, as a failed malloc.
+# Under AddressSanitizer (the sanitizer build) no memory limit can hold (its shadow memory is
+# terabytes); ASan itself then refuses any one allocation over the bound, as a failed malloc.
 ENV = dict(os.environ, ASAN_OPTIONS=f'max_allocation_size_mb={LIMIT >> 20}:allocator_may_return_null=1:'
            + os.environ.get('ASAN_OPTIONS', '')) if ASAN else dict(os.environ)
-# Every run here is --map cpu. A GPU driver loaded beside PoCL reserves address space by the
-# gigabyte (NVIDIA's does), which the limit cannot hold and which is not docbin's memory: the
-# runs see PoCL's ICD alone, and no gpu role.
+# Every run here is --map cpu: the runs see PoCL's ICD alone, and no gpu role, so that only the
+# memory docbin and PoCL take is bounded, not a GPU driver's.
 VENDORS = '/etc/OpenCL/vendors'
 for icd in sorted(os.listdir(VENDORS)) if os.path.isdir(VENDORS) and 'OCL_ICD_VENDORS' not in ENV else []:
     try:
@@ -45,7 +48,7 @@ ENV.pop('DOCBIN_GPU_DEVICE', None)
 
 def limited():
     if not ASAN:
-        resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+        resource.setrlimit(resource.RLIMIT_DATA, (LIMIT, LIMIT))
 
 
 def run(args, timeout=120):
