@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include "runtime/batch.h"
 #include "runtime/sched.h"
+#include "runtime/staging.h"
 #include "runtime/util.h"
 #include "planner/map.h"
 
@@ -1377,6 +1378,9 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     b.limit = opt->serial ? 1 : (n_runners ? n_runners : opt->in_flight ? opt->in_flight : 2) + 4 * n_codec;
     b.budget = opt->max_bytes ? opt->max_bytes : db_memory_size() / 4;
 
+    /* Pages freed are pages the batch will hold again: their staging memory is
+    ** kept (up to the budget) rather than released and pinned anew. */
+    db_host_pool_keep(b.budget);
     pthread_mutex_init(&b.lock, NULL);
     pthread_mutex_init(&b.report_lock, NULL);
     pthread_cond_init(&b.codec_cv, NULL);
@@ -1417,6 +1421,7 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     sum->wall_s = (double)(db_now_ns() - b.start_ns) / 1e9;
     st = close_log(&b, st);
     close_lanes(ls.arg, ls.n);
+    db_host_pool_keep(0);
     free(tids);
     free(ls.tid);
     free(ls.arg);

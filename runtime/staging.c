@@ -18,19 +18,17 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     db_host_block *free;    /* ready for reuse, newest first */
     size_t free_bytes;
+    size_t keep;            /* free blocks kept beyond this many bytes are released, oldest first */
     db_host_block *used;    /* taken by runs or as images' pixels */
-    cl_command_queue queue; /* maps and unmaps pinned blocks (retained), or NULL */
+    cl_command_queue queue; /* the pool's own, to map and unmap pinned blocks, or NULL */
     int contexts;           /* open contexts */
-} host;
+} host = {.keep = DB_HOST_KEEP};
 
-/* Free blocks kept beyond this many bytes are released, oldest first. */
-#define HOST_POOL_MAX ((size_t)256 << 20)
-
-static void host_block_free(db_host_block *b)
+static void host_block_free(db_host_block *b, cl_command_queue queue)
 {
     if (b->pinned) {
         cl_event ev;
-        if (clEnqueueUnmapMemObject(host.queue, b->pinned, b->ptr, 0, NULL, &ev) == CL_SUCCESS) {
+        if (clEnqueueUnmapMemObject(queue, b->pinned, b->ptr, 0, NULL, &ev) == CL_SUCCESS) {
             clWaitForEvents(1, &ev);
             clReleaseEvent(ev);
         }
@@ -50,9 +48,49 @@ static void host_idle(void)
     }
 }
 
+/* The size a request is served at: eight classes to each doubling (at most
+** an eighth more than asked, in whole pages), so that scans of slightly
+** different sizes reuse each other's blocks instead of pinning new ones. */
+static size_t size_class(size_t bytes)
+{
+    size_t step = 4096;
+    while (step < bytes / 8)
+        step *= 2;
+    return db_round_up(bytes ? bytes : 1, step);
+}
+
+/* A new block, pinned through `queue` when there is one: made outside the
+** pool's lock, since pinning takes the driver a while. */
+static db_host_block *host_block_new(size_t bytes, cl_command_queue queue)
+{
+    db_host_block *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->bytes = bytes;
+    cl_context context = NULL;
+    cl_int err = queue ? clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, NULL)
+                       : CL_INVALID_COMMAND_QUEUE;
+    if (err == CL_SUCCESS)
+        b->pinned = clCreateBuffer(context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (err == CL_SUCCESS) {
+        b->ptr = clEnqueueMapBuffer(queue, b->pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL,
+                                    NULL, &err);
+        if (err != CL_SUCCESS) {
+            clReleaseMemObject(b->pinned);
+            b->pinned = NULL;
+        }
+    }
+    /* Pinned memory is an optimisation: ordinary memory gives the same results. */
+    if (!b->pinned && posix_memalign(&b->ptr, 4096, bytes) != 0) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
 db_host_block *db_host_take(size_t bytes)
 {
-    bytes = bytes ? bytes : 1;
+    bytes = size_class(bytes);
     pthread_mutex_lock(&pool_lock);
     db_host_block *b = NULL;
     for (db_host_block **pp = &host.free; *pp; pp = &(*pp)->next)
@@ -62,31 +100,20 @@ db_host_block *db_host_take(size_t bytes)
             host.free_bytes -= bytes;
             break;
         }
-    if (!b && (b = calloc(1, sizeof *b))) {
-        b->bytes = bytes;
-        cl_context context = NULL;
-        cl_int err = host.queue ? clGetCommandQueueInfo(host.queue, CL_QUEUE_CONTEXT, sizeof context, &context, NULL)
-                                : CL_INVALID_COMMAND_QUEUE;
-        if (err == CL_SUCCESS)
-            b->pinned = clCreateBuffer(context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes, NULL, &err);
-        if (err == CL_SUCCESS) {
-            b->ptr = clEnqueueMapBuffer(host.queue, b->pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
-                                        NULL, NULL, &err);
-            if (err != CL_SUCCESS) {
-                clReleaseMemObject(b->pinned);
-                b->pinned = NULL;
-            }
-        }
-        /* Pinned memory is an optimisation: ordinary memory gives the same results. */
-        if (!b->pinned && posix_memalign(&b->ptr, 4096, db_round_up(bytes, 4096)) != 0) {
-            free(b);
-            b = NULL;
-        }
+    cl_command_queue queue = host.queue;
+    if (!b && queue)
+        clRetainCommandQueue(queue);
+    pthread_mutex_unlock(&pool_lock);
+    if (!b) {
+        b = host_block_new(bytes, queue);
+        if (queue)
+            clReleaseCommandQueue(queue);
+        if (!b)
+            return NULL;
     }
-    if (b) {
-        b->next = host.used;
-        host.used = b;
-    }
+    pthread_mutex_lock(&pool_lock);
+    b->next = host.used;
+    host.used = b;
     pthread_mutex_unlock(&pool_lock);
     return b;
 }
@@ -117,7 +144,7 @@ bool db_host_give(const void *ptr)
         host.free_bytes += b->bytes;
         b = NULL;
         /* Past the bound, the oldest blocks go: page sizes change within a batch. */
-        while (host.free_bytes > HOST_POOL_MAX) {
+        while (host.free_bytes > host.keep) {
             db_host_block **pp = &host.free;
             while ((*pp)->next)
                 pp = &(*pp)->next;
@@ -128,10 +155,10 @@ bool db_host_give(const void *ptr)
         }
     }
     if (b)
-        host_block_free(b);
+        host_block_free(b, host.queue);
     while (evict) {
         db_host_block *next = evict->next;
-        host_block_free(evict);
+        host_block_free(evict, host.queue);
         evict = next;
     }
     host_idle();
@@ -159,8 +186,25 @@ void db_host_pool_open(void)
 void db_host_pool_pin(cl_command_queue transfer)
 {
     pthread_mutex_lock(&pool_lock);
-    if (!host.queue && clRetainCommandQueue(transfer) == CL_SUCCESS)
-        host.queue = transfer;
+    /* A queue of the pool's own: a block mapped through the device's transfer
+    ** queue would wait behind the uploads and downloads already queued there. */
+    cl_context context;
+    cl_device_id device;
+    cl_int err;
+    if (!host.queue &&
+        clGetCommandQueueInfo(transfer, CL_QUEUE_CONTEXT, sizeof context, &context, NULL) == CL_SUCCESS &&
+        clGetCommandQueueInfo(transfer, CL_QUEUE_DEVICE, sizeof device, &device, NULL) == CL_SUCCESS) {
+        host.queue = clCreateCommandQueue(context, device, 0, &err);
+        if (err != CL_SUCCESS)
+            host.queue = NULL;
+    }
+    pthread_mutex_unlock(&pool_lock);
+}
+
+void db_host_pool_keep(size_t bytes)
+{
+    pthread_mutex_lock(&pool_lock);
+    host.keep = bytes ? bytes : DB_HOST_KEEP;
     pthread_mutex_unlock(&pool_lock);
 }
 
@@ -175,7 +219,7 @@ void db_host_pool_close(void)
     }
     while (b) {
         db_host_block *next = b->next;
-        host_block_free(b);
+        host_block_free(b, host.queue);
         b = next;
     }
     host_idle();

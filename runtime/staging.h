@@ -36,7 +36,15 @@ void db_host_pool_open(void);
 void db_host_pool_close(void);
 
 /* A device that does not share host memory was bound: new blocks are pinned
-** through its transfer queue, unless another device pins them already. */
+** through its context (`transfer` is one of its queues), unless another
+** device pins them already. */
 void db_host_pool_pin(cl_command_queue transfer);
+
+/* Free blocks kept for reuse, in bytes, before the oldest are released. */
+#define DB_HOST_KEEP ((size_t)256 << 20)
+
+/* Sets how many bytes of free blocks are kept (0: DB_HOST_KEEP): a batch keeps
+** as much as it may hold, so that its pages never pin memory anew. */
+void db_host_pool_keep(size_t bytes);
 
 #endif
