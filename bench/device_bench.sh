@@ -12,7 +12,8 @@
 #            (each with its steady rate and busy shares, bench/batch_timeline.py --brief),
 #            beside OpenCV in as many processes as cores (bench/opencv_batch.py);
 #            docbin's PNG decode and encode through libdeflate and libpng (png_bench).
-#   PARTS picks among "kernels startup batches" (default all three).
+#   PARTS picks among "kernels startup batches" (default all three). With BASE=PATH (another
+#   build's docbin-run), every batch also runs with it, just before, as an A/B in one call.
 #   Every line that matters starts with "bench " or "peer " or "png " (OUTDIR/bench.log);
 #   bench/device_summary.py makes the tables.
 set -u
@@ -89,13 +90,16 @@ PY
 fi
 $build/png_bench $pages/png/p0001.png 20 | tee -a "$log"
 batch() { # NAME INPUT_DIR OPTIONS...: one timed batch, process start to end, and its steady rate
-    local name=$1 dir=$2; shift 2
-    rm -rf /tmp/bout
-    local t0 t1 json="$out/batch-$name-$round.jsonl"; t0=$(date +%s.%N)
-    $run --out-dir /tmp/bout --log-json "$json" "$@" $dir 2>>"$out/stderr.txt"; local rc=$?
-    t1=$(date +%s.%N)
-    say "bench batch=$name pages=$(ls /tmp/bout | wc -l) exit=$rc $(awk -v a=$t0 -v b=$t1 -v n=$n 'BEGIN {
-        printf "pages_per_s=%.2f", n / (b - a) }') $(python3 bench/batch_timeline.py --brief "$json")"
+    local name=$1 dir=$2 who exe; shift 2
+    for who in ${BASE:+base} new; do
+        exe=$run; [ "$who" = base ] && exe=$BASE
+        rm -rf /tmp/bout
+        local t0 t1 json="$out/batch-$name-$who-$round.jsonl"; t0=$(date +%s.%N)
+        $exe --out-dir /tmp/bout --log-json "$json" "$@" $dir 2>>"$out/stderr.txt"; local rc=$?
+        t1=$(date +%s.%N)
+        say "bench batch=$name${BASE:+ build=$who} pages=$(ls /tmp/bout | wc -l) exit=$rc $(awk -v a=$t0 -v b=$t1 \
+            -v n=$n 'BEGIN { printf "pages_per_s=%.2f", n / (b - a) }') $(python3 bench/batch_timeline.py --brief "$json")"
+    done
 }
 $run --algo sauvola --map gpu $pages/png/p0001.png -o /tmp/warm.png   # kernels built and cached
 $run --algo howe --map gpu $pages/png/p0001.png -o /tmp/warm.png

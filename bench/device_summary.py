@@ -29,7 +29,7 @@ def main():
             startup.append(fields(line))
         elif line.startswith('bench batch='):
             f = fields(line)
-            batches[f['batch']].append(f)
+            batches[f['batch'] + (f" ({f['build']})" if 'build' in f else '')].append(f)
         elif line.startswith('bench opencv'):
             opencv.append(fields(line))
     print('## Kernels (median of warm runs; device time per stage, and submission to result)\n')
