@@ -138,7 +138,10 @@ bool db_host_give(const void *ptr)
         pthread_mutex_unlock(&pool_lock);
         return false;
     }
-    if (host.contexts) {
+    /* A block is kept for reuse while a context is open, unless it is ordinary
+    ** memory while the pool pins: pages decoded before the first GPU opened
+    ** would otherwise be reused for the whole batch, at pageable speed. */
+    if (host.contexts && (b->pinned || !host.queue)) {
         b->next = host.free;
         host.free = b;
         host.free_bytes += b->bytes;
@@ -197,6 +200,17 @@ void db_host_pool_pin(cl_command_queue transfer)
         host.queue = clCreateCommandQueue(context, device, 0, &err);
         if (err != CL_SUCCESS)
             host.queue = NULL;
+    }
+    /* Free blocks of ordinary memory give way to pinned ones from now on. */
+    for (db_host_block **pp = &host.free; host.queue && *pp;) {
+        db_host_block *b = *pp;
+        if (b->pinned) {
+            pp = &b->next;
+            continue;
+        }
+        *pp = b->next;
+        host.free_bytes -= b->bytes;
+        host_block_free(b, NULL);
     }
     pthread_mutex_unlock(&pool_lock);
 }
