@@ -3,6 +3,7 @@
 */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include "runtime/staging.h"
 #include "runtime/util.h"
@@ -22,7 +23,11 @@ static struct {
     db_host_block *used;    /* taken by runs or as images' pixels */
     cl_command_queue queue; /* the pool's own, to map and unmap pinned blocks, or NULL */
     int contexts;           /* open contexts */
+    size_t pending[64];     /* sizes of the blocks the pinning thread is to make */
+    int n_pending;
+    bool pinning;           /* the pinning thread runs */
 } host = {.keep = DB_HOST_KEEP};
+static pthread_cond_t pinned_cv = PTHREAD_COND_INITIALIZER; /* the pinning thread ended */
 
 static void host_block_free(db_host_block *b, cl_command_queue queue)
 {
@@ -88,6 +93,74 @@ static db_host_block *host_block_new(size_t bytes, cl_command_queue queue)
     return b;
 }
 
+/* Adds `b` to the free blocks, releasing the oldest past the bound; the lock
+** is held. */
+static void host_keep(db_host_block *b)
+{
+    b->next = host.free;
+    host.free = b;
+    host.free_bytes += b->bytes;
+    /* Past the bound, the oldest blocks go: page sizes change within a batch. */
+    while (host.free_bytes > host.keep) {
+        db_host_block **pp = &host.free;
+        while ((*pp)->next)
+            pp = &(*pp)->next;
+        host.free_bytes -= (*pp)->bytes;
+        host_block_free(*pp, host.queue);
+        *pp = NULL;
+    }
+}
+
+/* The pinning thread: makes the blocks takers found missing, one at a time,
+** and leaves them among the free blocks for the next takers. */
+static void *pinner(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&pool_lock);
+    while (host.n_pending && host.contexts && host.queue) {
+        size_t bytes = host.pending[--host.n_pending];
+        cl_command_queue queue = host.queue;
+        clRetainCommandQueue(queue);
+        pthread_mutex_unlock(&pool_lock);
+        db_host_block *b = host_block_new(bytes, queue);
+        pthread_mutex_lock(&pool_lock);
+        if (b && b->pinned && host.contexts)
+            host_keep(b);
+        else if (b)
+            host_block_free(b, queue);
+        clReleaseCommandQueue(queue);
+    }
+    host.n_pending = 0;
+    host.pinning = false;
+    pthread_cond_broadcast(&pinned_cv);
+    pthread_mutex_unlock(&pool_lock);
+    return NULL;
+}
+
+/* A taker found no free block of its size while the pool pins: the pinning
+** thread makes one for a later taker; the lock is held. */
+static void want_pinned(size_t bytes)
+{
+    if (host.n_pending == (int)(sizeof host.pending / sizeof host.pending[0]))
+        return;
+    host.pending[host.n_pending++] = bytes;
+    if (!host.pinning) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        host.pinning = pthread_create(&t, &attr, pinner, NULL) == 0;
+        pthread_attr_destroy(&attr);
+        if (!host.pinning)
+            host.n_pending = 0;
+    }
+}
+
+/* Pinning 8 MB takes a driver milliseconds, and the drivers pin one block at
+** a time: a taker that waited for it would stall decoding for a good part of a
+** batch's first second. So a taker with no free block of its size gets
+** ordinary memory at once (released, not kept, when it comes back), and a
+** pinned block is made on the side for a later one. */
 db_host_block *db_host_take(size_t bytes)
 {
     bytes = size_class(bytes);
@@ -100,17 +173,11 @@ db_host_block *db_host_take(size_t bytes)
             host.free_bytes -= bytes;
             break;
         }
-    cl_command_queue queue = host.queue;
-    if (!b && queue)
-        clRetainCommandQueue(queue);
+    if (!b && host.queue && host.contexts)
+        want_pinned(bytes);
     pthread_mutex_unlock(&pool_lock);
-    if (!b) {
-        b = host_block_new(bytes, queue);
-        if (queue)
-            clReleaseCommandQueue(queue);
-        if (!b)
-            return NULL;
-    }
+    if (!b && !(b = host_block_new(bytes, NULL)))
+        return NULL;
     pthread_mutex_lock(&pool_lock);
     b->next = host.used;
     host.used = b;
@@ -132,38 +199,20 @@ static bool host_unuse(const void *ptr, db_host_block **out)
 
 bool db_host_give(const void *ptr)
 {
-    db_host_block *b = NULL, *evict = NULL;
+    db_host_block *b = NULL;
     pthread_mutex_lock(&pool_lock);
     if (!host_unuse(ptr, &b)) {
         pthread_mutex_unlock(&pool_lock);
         return false;
     }
     /* A block is kept for reuse while a context is open, unless it is ordinary
-    ** memory while the pool pins: pages decoded before the first GPU opened
-    ** would otherwise be reused for the whole batch, at pageable speed. */
+    ** memory while the pool pins: pinned blocks take its place. */
     if (host.contexts && (b->pinned || !host.queue)) {
-        b->next = host.free;
-        host.free = b;
-        host.free_bytes += b->bytes;
+        host_keep(b);
         b = NULL;
-        /* Past the bound, the oldest blocks go: page sizes change within a batch. */
-        while (host.free_bytes > host.keep) {
-            db_host_block **pp = &host.free;
-            while ((*pp)->next)
-                pp = &(*pp)->next;
-            host.free_bytes -= (*pp)->bytes;
-            (*pp)->next = evict;
-            evict = *pp;
-            *pp = NULL;
-        }
     }
     if (b)
         host_block_free(b, host.queue);
-    while (evict) {
-        db_host_block *next = evict->next;
-        host_block_free(evict, host.queue);
-        evict = next;
-    }
     host_idle();
     pthread_mutex_unlock(&pool_lock);
     return true;
@@ -227,6 +276,11 @@ void db_host_pool_close(void)
     pthread_mutex_lock(&pool_lock);
     db_host_block *b = NULL;
     if (--host.contexts == 0) {
+        /* The drivers may be unloaded once the last context is gone: the
+        ** pinning thread ends first. */
+        host.n_pending = 0;
+        while (host.pinning)
+            pthread_cond_wait(&pinned_cv, &pool_lock);
         b = host.free;
         host.free = NULL;
         host.free_bytes = 0;

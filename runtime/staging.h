@@ -20,7 +20,9 @@ typedef struct db_host_block {
 } db_host_block;
 
 /* A block of at least `bytes` bytes (contents undefined), or NULL when memory
-** is short. */
+** is short: a free one of its size class, else ordinary memory at once (while
+** the pool pins, a pinned block is then made on a thread of the pool's own
+** for a later request). */
 db_host_block *db_host_take(size_t bytes);
 
 /* Returns the block whose memory starts at `ptr` to the pool; false (and
