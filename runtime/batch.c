@@ -1380,7 +1380,7 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
 
     /* Pages freed are pages the batch will hold again: their staging memory is
     ** kept (up to the budget) rather than released and pinned anew. */
-    db_host_pool_keep(b.budget);
+    db_host_pool_batch(b.budget);
     pthread_mutex_init(&b.lock, NULL);
     pthread_mutex_init(&b.report_lock, NULL);
     pthread_cond_init(&b.codec_cv, NULL);
@@ -1421,7 +1421,7 @@ db_status db_batch_run(const db_batch_options *opt, const db_batch_list *list, d
     sum->wall_s = (double)(db_now_ns() - b.start_ns) / 1e9;
     st = close_log(&b, st);
     close_lanes(ls.arg, ls.n);
-    db_host_pool_keep(0);
+    db_host_pool_batch(0);
     free(tids);
     free(ls.tid);
     free(ls.arg);

@@ -20,6 +20,7 @@ static struct {
     db_host_block *free;    /* ready for reuse, newest first */
     size_t free_bytes;
     size_t keep;            /* free blocks kept beyond this many bytes are released, oldest first */
+    bool batch;             /* a batch runs: pinning is done on the side, not waited for */
     db_host_block *used;    /* taken by runs or as images' pixels */
     cl_command_queue queue; /* the pool's own, to map and unmap pinned blocks, or NULL */
     int contexts;           /* open contexts */
@@ -157,10 +158,13 @@ static void want_pinned(size_t bytes)
 }
 
 /* Pinning 8 MB takes a driver milliseconds, and the drivers pin one block at
-** a time: a taker that waited for it would stall decoding for a good part of a
-** batch's first second. So a taker with no free block of its size gets
-** ordinary memory at once (released, not kept, when it comes back), and a
-** pinned block is made on the side for a later one. */
+** a time. A batch's pages live briefly and many at once: a taker that waited
+** for pinning would stall decoding for a good part of the batch's first
+** second, so there a taker with no free block of its size gets ordinary memory
+** at once (released, not kept, when it comes back) and a pinned block is made
+** on the side for a later one. Elsewhere blocks live long or come back for
+** the next run (a page run many times, a context's items): they are pinned
+** as they are taken. */
 db_host_block *db_host_take(size_t bytes)
 {
     bytes = size_class(bytes);
@@ -173,11 +177,19 @@ db_host_block *db_host_take(size_t bytes)
             host.free_bytes -= bytes;
             break;
         }
-    if (!b && host.queue && host.contexts)
+    cl_command_queue queue = NULL;
+    if (!b && host.queue && host.contexts && host.batch)
         want_pinned(bytes);
+    else if (!b && host.queue)
+        clRetainCommandQueue(queue = host.queue);
     pthread_mutex_unlock(&pool_lock);
-    if (!b && !(b = host_block_new(bytes, NULL)))
-        return NULL;
+    if (!b) {
+        b = host_block_new(bytes, queue);
+        if (queue)
+            clReleaseCommandQueue(queue);
+        if (!b)
+            return NULL;
+    }
     pthread_mutex_lock(&pool_lock);
     b->next = host.used;
     host.used = b;
@@ -264,10 +276,11 @@ void db_host_pool_pin(cl_command_queue transfer)
     pthread_mutex_unlock(&pool_lock);
 }
 
-void db_host_pool_keep(size_t bytes)
+void db_host_pool_batch(size_t keep)
 {
     pthread_mutex_lock(&pool_lock);
-    host.keep = bytes ? bytes : DB_HOST_KEEP;
+    host.keep = keep ? keep : DB_HOST_KEEP;
+    host.batch = keep > 0;
     pthread_mutex_unlock(&pool_lock);
 }
 

@@ -20,9 +20,9 @@ typedef struct db_host_block {
 } db_host_block;
 
 /* A block of at least `bytes` bytes (contents undefined), or NULL when memory
-** is short: a free one of its size class, else ordinary memory at once (while
-** the pool pins, a pinned block is then made on a thread of the pool's own
-** for a later request). */
+** is short: a free one of its size class, else a new one, pinned while the
+** pool pins (during a batch: ordinary memory at once, and a pinned block made
+** on a thread of the pool's own for a later request). */
 db_host_block *db_host_take(size_t bytes);
 
 /* Returns the block whose memory starts at `ptr` to the pool; false (and
@@ -45,8 +45,9 @@ void db_host_pool_pin(cl_command_queue transfer);
 /* Free blocks kept for reuse, in bytes, before the oldest are released. */
 #define DB_HOST_KEEP ((size_t)256 << 20)
 
-/* Sets how many bytes of free blocks are kept (0: DB_HOST_KEEP): a batch keeps
-** as much as it may hold, so that its pages never pin memory anew. */
-void db_host_pool_keep(size_t bytes);
+/* A batch begins, keeping up to `keep` bytes of free blocks (what it may hold,
+** so that its pages never pin memory anew) and pinning on the side; or ends
+** (0: DB_HOST_KEEP, pinning as blocks are taken). */
+void db_host_pool_batch(size_t keep);
 
 #endif
