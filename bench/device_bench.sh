@@ -11,7 +11,8 @@
 #            --codec-only, Sauvola and Howe with the GPU map into 1-bit PNG or Group 4 TIFF
 #            (each with its steady rate and busy shares, bench/batch_timeline.py --brief),
 #            beside OpenCV in as many processes as cores (bench/opencv_batch.py);
-#            docbin's PNG decode and encode through libdeflate and libpng (png_bench).
+#            docbin's PNG decode and encode through libdeflate and libpng, and its Group 4 encode
+#            against libtiff's on a Sauvola result (codec_bench).
 #   PARTS picks among "kernels startup batches" (default all three). With BASE=PATH (another
 #   build's docbin-run), every batch also runs with it, just before, as an A/B in one call.
 #   Every line that matters starts with "bench " or "peer " or "png " (OUTDIR/bench.log);
@@ -88,7 +89,8 @@ with Pool(os.cpu_count()) as p:
     p.map(conv, sorted(os.listdir(os.path.join(d, 'png'))))
 PY
 fi
-$build/png_bench $pages/png/p0001.png 20 | tee -a "$log"
+$run --algo sauvola --map cpu $pages/png/p0001.png -o /tmp/p0001-bin.png
+$build/codec_bench $pages/png/p0001.png 20 /tmp/p0001-bin.png | tee -a "$log"
 batch() { # NAME INPUT_DIR OPTIONS...: one timed batch, process start to end, and its steady rate
     local name=$1 dir=$2 who exe; shift 2
     for who in ${BASE:+base} new; do

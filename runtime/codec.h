@@ -84,6 +84,12 @@ static inline void db_pack_bits(const uint8_t *restrict in, size_t n, bool ink_s
     }
 }
 
+/* Encodes `height` rows of `width` pixels, packed MSB first with 1 for black
+** (TIFF's min-is-white) and `stride` bytes apart, as CCITT Group 4 (T.6) with
+** the end-of-facsimile block, as one TIFF strip holds it (runtime/g4.c): a
+** malloc'ed buffer of *size bytes, or NULL when memory is short. */
+uint8_t *db_g4_encode(const uint8_t *rows, size_t stride, int width, int height, size_t *size);
+
 /* The resolution in dpi of `per_unit` dots per unit of `unit_inches` inches
 ** where files store whole numbers (PNG's dots per metre, JFIF's per
 ** centimetre): the whole dpi nearest to it when that dpi stores as the same

@@ -1,0 +1,93 @@
+/*
+** codec_bench.c — one page's codec steps, medians of warm runs: its PNG decode
+** through the libdeflate path and through libpng, its 1-bit PNG encode, and,
+** given a binary page, its Group 4 TIFF encode through docbin's encoder and
+** through libtiff's (each packing the rows and writing the file): what each
+** fast path gains.
+** usage: codec_bench PAGE.png [RUNS] [BINARY.png]
+*/
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <tiffio.h>
+#include <unistd.h>
+#include "runtime/codec.h"
+#include "runtime/util.h"
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The page as libtiff's own Group 4 encoder writes it, a row at a time. */
+static void libtiff_g4(const db_image *page, const char *path)
+{
+    TIFF *t = TIFFOpen(path, "w");
+    size_t row_bytes = ((size_t)page->width + 7) / 8;
+    uint8_t *packed = malloc(row_bytes);
+    if (t && packed && TIFFSetField(t, TIFFTAG_IMAGEWIDTH, (uint32_t)page->width) &&
+        TIFFSetField(t, TIFFTAG_IMAGELENGTH, (uint32_t)page->height) && TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 1) &&
+        TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1) &&
+        TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISWHITE) &&
+        TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_CCITTFAX4) &&
+        TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, (uint32_t)page->height))
+        for (int y = 0; y < page->height; y++) {
+            db_pack_bits(page->data + (size_t)y * page->stride, (size_t)page->width, true, packed);
+            TIFFWriteScanline(t, packed, (uint32_t)y, 0);
+        }
+    free(packed);
+    if (t)
+        TIFFClose(t);
+}
+
+int main(int argc, char **argv)
+{
+    char *bytes;
+    size_t n;
+    int runs = argc > 2 ? atoi(argv[2]) : 20;
+    if (argc < 2 || runs < 1 || runs > 1000 || db_read_file(argv[1], (size_t)1 << 30, &bytes, &n) != DB_OK) {
+        fprintf(stderr, "usage: codec_bench PAGE.png [RUNS 1..1000] [BINARY.png]: %s\n", db_error_message());
+        return 2;
+    }
+    db_image *binary = argc > 3 ? db_image_read(argv[3]) : NULL;
+    if (argc > 3 && !binary) {
+        fprintf(stderr, "codec_bench: %s\n", db_error_message());
+        return 2;
+    }
+    char tif[] = "/tmp/codec_bench_XXXXXX";
+    int fd = mkstemp(tif);
+    if (fd < 0)
+        return 2;
+    close(fd);
+    double ms[1000];
+    const char *names[] = {"png decode-libdeflate", "png decode-libpng", "png encode-1bit", "g4 encode-docbin",
+                           "g4 encode-libtiff"};
+    db_image *page = db_png_read((const uint8_t *)bytes, n, argv[1]);
+    for (int what = 0; page && what < (binary ? 5 : 3); what++) {
+        for (int r = 0; r <= runs; r++) {
+            uint64_t t = db_now_ns();
+            if (what == 2) {
+                FILE *f = fopen("/dev/null", "w");
+                db_png_write(page, f, 1, "/dev/null");
+                fclose(f);
+            } else if (what == 3) {
+                db_image_write(binary, tif, DB_FILE_TIFF, 1);
+            } else if (what == 4) {
+                libtiff_g4(binary, tif);
+            } else {
+                db_image_free(what ? db_png_read_libpng((const uint8_t *)bytes, n, argv[1])
+                                   : db_png_read((const uint8_t *)bytes, n, argv[1]));
+            }
+            if (r > 0)
+                ms[r - 1] = (double)(db_now_ns() - t) / 1e6;
+        }
+        qsort(ms, (size_t)runs, sizeof ms[0], cmp);
+        printf("%s ms=%.3f min=%.3f max=%.3f runs=%d\n", names[what], ms[runs / 2], ms[0], ms[runs - 1], runs);
+    }
+    unlink(tif);
+    db_image_free(page);
+    db_image_free(binary);
+    free(bytes);
+    return page ? 0 : 1;
+}
