@@ -69,7 +69,9 @@ int main(int argc, char **argv)
             uint64_t t = db_now_ns();
             if (what == 2) {
                 FILE *f = fopen("/dev/null", "w");
-                db_png_write(page, f, 1, "/dev/null");
+                db_bitmap *bm = db_bitmap_pack(page);
+                db_png_write_bitmap(bm, f, "/dev/null");
+                db_bitmap_free(bm);
                 fclose(f);
             } else if (what == 3) {
                 db_image_write(binary, tif, DB_FILE_TIFF, 1);

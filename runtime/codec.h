@@ -84,8 +84,8 @@ static inline void db_pack_bits(const uint8_t *restrict in, size_t n, bool ink_s
     }
 }
 
-/* Encodes `height` rows of `width` pixels, packed MSB first with 1 for black
-** (TIFF's min-is-white) and `stride` bytes apart, as CCITT Group 4 (T.6) with
+/* Encodes `height` rows of `width` pixels, packed MSB first with 1 for white
+** (a db_bitmap's rows) and `stride` bytes apart, as CCITT Group 4 (T.6) with
 ** the end-of-facsimile block, as one TIFF strip holds it (runtime/g4.c): a
 ** malloc'ed buffer of *size bytes, or NULL when memory is short. */
 uint8_t *db_g4_encode(const uint8_t *rows, size_t stride, int width, int height, size_t *size);
@@ -115,16 +115,19 @@ db_status db_png_peek(const uint8_t *bytes, size_t size, const char *name, int *
 ** *handled false (and NULL, no error) for every other file: libpng's. */
 db_image *db_png_read_fast(const uint8_t *bytes, size_t size, const char *name, bool *handled);
 
-/* The fast path of db_png_write for gray images (1 or 8 bits), deflated with libdeflate. */
-db_status db_png_write_fast(const db_image *img, FILE *f, int bits, const char *path);
+/* The fast path of db_png_write for gray images, deflated with libdeflate. */
+db_status db_png_write_fast(const db_image *img, FILE *f, const char *path);
+
+/* Encodes a bitmap as 1-bit gray PNG into `f` (libdeflate), with a pHYs chunk
+** when the resolution is known. */
+db_status db_png_write_bitmap(const db_bitmap *bm, FILE *f, const char *path);
 
 /* Decodes with libpng alone, whatever the file (tests compare the fast path with it). */
 db_image *db_png_read_libpng(const uint8_t *bytes, size_t size, const char *name);
 
-/* Encodes `img` as PNG into `f`: 1-bit gray (white iff value >= 128), 8-bit
-** gray or 8-bit RGB, with a pHYs chunk when the resolution is known. `path`
-** names the final file in error messages. */
-db_status db_png_write(const db_image *img, FILE *f, int bits, const char *path);
+/* Encodes `img` as 8-bit gray or RGB PNG into `f`, with a pHYs chunk when the
+** resolution is known. `path` names the final file in error messages. */
+db_status db_png_write(const db_image *img, FILE *f, const char *path);
 
 /* Decodes a PNM (P1–P6) held in memory into an 8-bit gray or RGB image.
 ** NULL and an error naming `name` on failure. */
@@ -135,9 +138,10 @@ db_image *db_pnm_read(const uint8_t *bytes, size_t size, const char *name);
 db_status db_pnm_peek(const uint8_t *bytes, size_t size, const char *name, int *width, int *height,
                       int *channels);
 
-/* Encodes `img` into `f` as P4 (bits 1; black iff value < 128), P5 (gray)
-** or P6 (RGB). `path` names the final file in error messages. */
-db_status db_pnm_write(const db_image *img, FILE *f, int bits, const char *path);
+/* Encodes `img` into `f` as P5 (gray) or P6 (RGB), or a bitmap as P4. `path`
+** names the final file in error messages. */
+db_status db_pnm_write(const db_image *img, FILE *f, const char *path);
+db_status db_pnm_write_bitmap(const db_bitmap *bm, FILE *f, const char *path);
 
 /* TIFF. A db_tiff reads the pages of one file; `src` must outlive it. */
 typedef struct db_tiff db_tiff;
@@ -159,11 +163,11 @@ typedef struct db_tiff_writer db_tiff_writer;
 
 db_status db_tiff_writer_open(int fd, const char *path, db_tiff_writer **writer);
 
-/* Writes `img` as the next page: 1-bit min-is-white or 8-bit, compressed as
-** `compression` (DB_COMPRESSION_DEFAULT: G4 for 1-bit, Deflate for 8-bit;
-** image.c has checked that they fit). */
-db_status db_tiff_writer_add(db_tiff_writer *writer, const db_image *img, int bits,
-                             db_compression compression);
+/* Writes `img` (8-bit) or `bm` (1-bit, min-is-white) as the next page,
+** compressed as `compression` (DB_COMPRESSION_DEFAULT: Deflate for 8-bit, G4
+** for 1-bit; image.c has checked that they fit). */
+db_status db_tiff_writer_add(db_tiff_writer *writer, const db_image *img, db_compression compression);
+db_status db_tiff_writer_add_bitmap(db_tiff_writer *writer, const db_bitmap *bm, db_compression compression);
 
 /* Ends the file (DB_OK) or abandons it (`finish` false); frees `writer`. */
 db_status db_tiff_writer_close(db_tiff_writer *writer, bool finish);

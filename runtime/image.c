@@ -117,6 +117,51 @@ void db_image_free(db_image *img)
     free(img);
 }
 
+db_bitmap *db_bitmap_alloc(int width, int height)
+{
+    if (db_image_check_size(width, height, 1, "db_bitmap_alloc") != DB_OK)
+        return NULL;
+    db_bitmap *bm = calloc(1, sizeof *bm);
+    if (!bm) {
+        db_fail(DB_ERR_NOMEM, "db_bitmap_alloc: out of memory");
+        return NULL;
+    }
+    bm->width = width;
+    bm->height = height;
+    bm->stride = ((size_t)width + 7) / 8;
+    /* Staging memory at any size: a bitmap is what a run downloads. */
+    size_t bytes = bm->stride * (size_t)height;
+    db_host_block *b = db_host_take(bytes);
+    bm->data = b ? b->ptr : NULL;
+    if (!bm->data) {
+        db_fail(DB_ERR_NOMEM, "db_bitmap_alloc: cannot allocate a %dx%d bitmap (%zu bytes)", width, height, bytes);
+        free(bm);
+        return NULL;
+    }
+    return bm;
+}
+
+db_bitmap *db_bitmap_pack(const db_image *img)
+{
+    db_bitmap *bm = db_bitmap_alloc(img->width, img->height);
+    if (!bm)
+        return NULL;
+    bm->dpi_x = img->dpi_x;
+    bm->dpi_y = img->dpi_y;
+    for (int y = 0; y < img->height; y++)
+        db_pack_bits(img->data + (size_t)y * img->stride, (size_t)img->width, false, bm->data + (size_t)y * bm->stride);
+    return bm;
+}
+
+void db_bitmap_free(db_bitmap *bm)
+{
+    if (!bm)
+        return;
+    if (!db_host_give(bm->data))
+        free(bm->data);
+    free(bm);
+}
+
 /* A short hint for the usual causes of a failed open or write. */
 static const char *io_hint(int err, int writing)
 {
@@ -730,29 +775,69 @@ db_status db_doc_writer_open(const char *path, db_file_format format, db_compres
     return DB_OK;
 }
 
+/* Checks a page against the writer; the status to fail the add with, or DB_OK. */
+static db_status check_add(db_doc_writer *w, const db_image *img, int bits)
+{
+    const char *path = w->af.path;
+    if (w->failed)
+        return db_fail(DB_ERR_USAGE, "cannot write %s: an earlier page failed; abort the file", path);
+    if (check_page_to_write(img, path, bits, w->promise, w->compression) != DB_OK)
+        return db_error_status();
+    if (w->format != DB_FILE_TIFF && w->pages > 0)
+        return db_fail(DB_ERR_USAGE, "cannot write %s: a %s file holds one page; name the output .tif to "
+                       "write several", path, format_name(w->format));
+    return DB_OK;
+}
+
+/* Counts a page written, or marks the file failed. */
+static db_status added(db_doc_writer *w, db_status status)
+{
+    if (status != DB_OK)
+        w->failed = true;
+    else
+        w->pages++;
+    return status;
+}
+
+db_status db_doc_writer_add_bitmap(db_doc_writer *w, const db_bitmap *bm)
+{
+    const char *path = w->af.path;
+    /* The checks see the bitmap as the gray page it packs. */
+    const db_image page = {.width = bm->width, .height = bm->height, .channels = 1, .stride = (size_t)bm->width,
+                           .data = bm->data};
+    db_status status = check_add(w, &page, 1);
+    if (status != DB_OK)
+        return w->failed = true, status;
+    if (w->format == DB_FILE_TIFF)
+        status = db_tiff_writer_add_bitmap(w->tiff, bm, w->compression);
+    else if (w->format == DB_FILE_PNG)
+        status = db_png_write_bitmap(bm, w->af.f, path);
+    else
+        status = db_pnm_write_bitmap(bm, w->af.f, path);
+    return added(w, status);
+}
+
 db_status db_doc_writer_add(db_doc_writer *w, const db_image *img, int bits)
 {
     const char *path = w->af.path;
-    db_status status;
-    if (w->failed)
-        status = db_fail(DB_ERR_USAGE, "cannot write %s: an earlier page failed; abort the file", path);
-    else if (check_page_to_write(img, path, bits, w->promise, w->compression) != DB_OK)
-        status = db_error_status();
-    else if (w->format == DB_FILE_TIFF)
-        status = db_tiff_writer_add(w->tiff, img, bits, w->compression);
-    else if (w->pages > 0)
-        status = db_fail(DB_ERR_USAGE, "cannot write %s: a %s file holds one page; name the output .tif to "
-                         "write several", path, format_name(w->format));
-    else if (w->format == DB_FILE_PNG)
-        status = db_png_write(img, w->af.f, bits, path);
-    else
-        status = db_pnm_write(img, w->af.f, bits, path);
-    if (status != DB_OK) {
-        w->failed = true;
+    db_status status = check_add(w, img, bits);
+    if (status != DB_OK)
+        return w->failed = true, status;
+    if (bits == 1) { /* every 1-bit writer takes the page packed */
+        db_bitmap *bm = db_bitmap_pack(img);
+        if (!bm)
+            return added(w, db_error_status());
+        status = db_doc_writer_add_bitmap(w, bm);
+        db_bitmap_free(bm);
         return status;
     }
-    w->pages++;
-    return DB_OK;
+    if (w->format == DB_FILE_TIFF)
+        status = db_tiff_writer_add(w->tiff, img, w->compression);
+    else if (w->format == DB_FILE_PNG)
+        status = db_png_write(img, w->af.f, path);
+    else
+        status = db_pnm_write(img, w->af.f, path);
+    return added(w, status);
 }
 
 void db_doc_writer_abort(db_doc_writer *w)
@@ -799,6 +884,23 @@ db_status db_image_check_output(const char *path, db_file_format format, db_comp
         return db_fail(DB_ERR_USAGE, "cannot write %s: the input has several pages and a %s file holds one; "
                        "name the output .tif, or write one file a page (--split-pages)", path, format_name(format));
     return DB_OK;
+}
+
+db_status db_bitmap_write(const db_bitmap *bm, const char *path, db_file_format format)
+{
+    pnm_promise promise;
+    if (resolve_format(path, &format, DB_COMPRESSION_DEFAULT, &promise) != DB_OK)
+        return db_error_status();
+    db_doc_writer *w;
+    db_status status = db_doc_writer_open(path, format, DB_COMPRESSION_DEFAULT, &w);
+    if (status != DB_OK)
+        return status;
+    w->promise = promise;
+    if ((status = db_doc_writer_add_bitmap(w, bm)) != DB_OK) {
+        db_doc_writer_abort(w);
+        return status;
+    }
+    return db_doc_writer_commit(w);
 }
 
 db_status db_image_write(const db_image *img, const char *path, db_file_format format,

@@ -75,6 +75,29 @@ db_image *db_image_alloc(int width, int height, int channels);
 /* Frees an image and its pixels; NULL is allowed. */
 void db_image_free(db_image *img);
 
+/* A bitonal page packed eight pixels a byte, the first pixel in the most
+** significant bit, a bit set where the pixel is white (as PNG's 1-bit gray
+** stores it), rows `stride` bytes apart: what a run hands a 1-bit writer, an
+** eighth of the bytes of the 8-bit image. */
+typedef struct db_bitmap {
+    int width, height;
+    size_t stride;
+    uint8_t *data;
+    double dpi_x, dpi_y; /* as db_image's */
+} db_bitmap;
+
+/* A width x height bitmap with rows of (width + 7) / 8 bytes, contents
+** undefined, its bytes staging memory (which a run downloads into); NULL with
+** an error message on failure. */
+db_bitmap *db_bitmap_alloc(int width, int height);
+
+/* `img` (gray) packed: white where a pixel is 128 or more, the padding bits
+** 0; NULL with an error message on failure. */
+db_bitmap *db_bitmap_pack(const db_image *img);
+
+/* Frees a bitmap and its bytes; NULL is allowed. */
+void db_bitmap_free(db_bitmap *bm);
+
 /* Reads an image file, recognised by its contents (not its name); of a
 ** multi-page TIFF, the first page (db_doc_* reads them all). Returns NULL and
 ** an error message naming `path` on any failure. */
@@ -185,6 +208,12 @@ db_status db_doc_writer_open(const char *path, db_file_format format, db_compres
 ** differ in size, channels and bits). After a failure the file can only be
 ** abandoned: db_doc_writer_abort, or a commit, which refuses. */
 db_status db_doc_writer_add(db_doc_writer *writer, const db_image *img, int bits);
+
+/* Appends a bitmap as the next page, as db_doc_writer_add with 1 bit. */
+db_status db_doc_writer_add_bitmap(db_doc_writer *writer, const db_bitmap *bm);
+
+/* Writes a bitmap to `path` as db_image_write writes a gray image with 1 bit. */
+db_status db_bitmap_write(const db_bitmap *bm, const char *path, db_file_format format);
 
 /* Finishes the file and renames it into place; on failure (or when no page
 ** was added, or an add failed) nothing is left under the name. Frees `writer`

@@ -303,9 +303,9 @@ db_image *db_png_read(const uint8_t *bytes, size_t size, const char *name)
     return handled ? img : db_png_read_libpng(bytes, size, name);
 }
 
-/* As decode(), the stream belongs to the caller. */
-static db_status encode(const db_image *img, struct png_stream *stream, int bits,
-                        const char *path)
+/* As decode(), the stream belongs to the caller: an 8-bit RGB image (gray
+** ones take the fast path). */
+static db_status encode(const db_image *img, struct png_stream *stream, const char *path)
 {
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, stream, on_error,
                                               on_warning);
@@ -315,7 +315,6 @@ static db_status encode(const db_image *img, struct png_stream *stream, int bits
         return db_fail(DB_ERR_NOMEM, "cannot write %s: out of memory starting the PNG writer",
                        path);
     }
-    uint8_t *volatile packed = NULL;
     db_status status = DB_OK;
 
     if (setjmp(png_jmpbuf(png))) {
@@ -327,7 +326,7 @@ static db_status encode(const db_image *img, struct png_stream *stream, int bits
     }
     png_set_write_fn(png, stream, write_bytes, flush_bytes);
     int color_type = img->channels == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_GRAY;
-    png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, bits, color_type,
+    png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, 8, color_type,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     /* pHYs counts dots per metre; both sides must be known to say anything. */
     if (img->dpi_x > 0 && img->dpi_y > 0) {
@@ -336,34 +335,19 @@ static db_status encode(const db_image *img, struct png_stream *stream, int bits
             png_set_pHYs(png, info, (png_uint_32)ppm_x, (png_uint_32)ppm_y, PNG_RESOLUTION_METER);
     }
     png_write_info(png, info);
-    if (bits == 1) {
-        size_t packed_bytes = ((size_t)img->width + 7) / 8;
-        packed = malloc(packed_bytes);
-        if (!packed) {
-            status = db_fail(DB_ERR_NOMEM, "cannot write %s: out of memory", path);
-            goto done;
-        }
-        for (int y = 0; y < img->height; y++) {
-            const uint8_t *row = img->data + (size_t)y * img->stride;
-            db_pack_bits(row, (size_t)img->width, false, packed); /* PNG 1-bit gray: 1 is white */
-            png_write_row(png, packed);
-        }
-    } else {
-        for (int y = 0; y < img->height; y++)
-            png_write_row(png, img->data + (size_t)y * img->stride);
-    }
+    for (int y = 0; y < img->height; y++)
+        png_write_row(png, img->data + (size_t)y * img->stride);
     png_write_end(png, NULL);
 
 done:
-    free(packed);
     png_destroy_write_struct(&png, &info);
     return status;
 }
 
-db_status db_png_write(const db_image *img, FILE *f, int bits, const char *path)
+db_status db_png_write(const db_image *img, FILE *f, const char *path)
 {
     if (img->channels == 1)
-        return db_png_write_fast(img, f, bits, path);
+        return db_png_write_fast(img, f, path);
     struct png_stream stream = { .file = f };
-    return encode(img, &stream, bits, path);
+    return encode(img, &stream, path);
 }

@@ -5,7 +5,7 @@
 ** A batch of A4 pages spent half its codec time in zlib and a fifth in
 ** libpng's row handling. Here an 8-bit gray or RGB, non-interlaced PNG whose
 ** chunks are all in order is inflated in one call and unfiltered row by row,
-** and a gray page is written as one IDAT deflated in one call. Anything else
+** and a gray page or a bitmap is written as one IDAT deflated in one call. Anything else
 ** (palettes, transparency, other depths, interlacing, a bad checksum, a
 ** stream that does not inflate to the image) goes to libpng, so that every
 ** file is decoded, or refused, as libpng would.
@@ -212,33 +212,24 @@ static size_t put_chunk(uint8_t *out, const char *type, const uint8_t *data, siz
 ** percent of zlib's size at several times zlib's speed. */
 enum { LEVEL = 6 };
 
-db_status db_png_write_fast(const db_image *img, FILE *f, int bits, const char *path)
+/* Writes a gray PNG of `bits` bits whose filtered rows (a filter byte, then
+** the row) are `raw`: signature, IHDR, pHYs when the resolution is known, one
+** IDAT deflated in one call, IEND. */
+static db_status write_png(FILE *f, int width, int height, int bits, double dpi_x, double dpi_y, const uint8_t *raw,
+                           size_t raw_bytes, const char *path)
 {
-    size_t w = (size_t)img->width, h = (size_t)img->height;
-    size_t row = bits == 1 ? (w + 7) / 8 : w, raw_bytes = (row + 1) * h;
-    uint8_t *raw = malloc(raw_bytes);
     struct libdeflate_compressor *c = libdeflate_alloc_compressor(LEVEL);
     size_t bound = c ? libdeflate_zlib_compress_bound(c, raw_bytes) : 0;
-    uint8_t *file = malloc(8 + 25 + 21 + 12 + bound + 12);
+    uint8_t *file = c ? malloc(8 + 25 + 21 + 12 + bound + 12) : NULL;
     db_status st = DB_OK;
-    if (!raw || !c || !file) {
+    if (!file) {
         st = db_fail(DB_ERR_NOMEM, "cannot write %s: out of memory", path);
         goto done;
     }
-    for (size_t y = 0; y < h; y++) {
-        const uint8_t *in = img->data + y * img->stride;
-        uint8_t *out = raw + y * (row + 1);
-        out[0] = 0; /* no filter: bitonal and binary rows deflate well as they are */
-        if (bits == 8) {
-            memcpy(out + 1, in, w);
-            continue;
-        }
-        db_pack_bits(in, w, false, out + 1); /* 1-bit gray: 1 is white */
-    }
     static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     uint8_t ihdr[13], phys[9];
-    put_be32(ihdr, (uint32_t)w);
-    put_be32(ihdr + 4, (uint32_t)h);
+    put_be32(ihdr, (uint32_t)width);
+    put_be32(ihdr + 4, (uint32_t)height);
     ihdr[8] = (uint8_t)bits;
     ihdr[9] = ihdr[10] = ihdr[11] = ihdr[12] = 0; /* gray, deflate, filter 0, not interlaced */
     size_t n = 0;
@@ -246,8 +237,8 @@ db_status db_png_write_fast(const db_image *img, FILE *f, int bits, const char *
     n += 8;
     n += put_chunk(file + n, "IHDR", ihdr, 13);
     /* pHYs counts dots per metre; both sides must be known to say anything. */
-    if (img->dpi_x > 0 && img->dpi_y > 0) {
-        double ppm_x = floor(img->dpi_x / 0.0254 + 0.5), ppm_y = floor(img->dpi_y / 0.0254 + 0.5);
+    if (dpi_x > 0 && dpi_y > 0) {
+        double ppm_x = floor(dpi_x / 0.0254 + 0.5), ppm_y = floor(dpi_y / 0.0254 + 0.5);
         if (ppm_x >= 1 && ppm_y >= 1 && ppm_x <= 2147483647.0 && ppm_y <= 2147483647.0) {
             put_be32(phys, (uint32_t)ppm_x);
             put_be32(phys + 4, (uint32_t)ppm_y);
@@ -265,8 +256,43 @@ db_status db_png_write_fast(const db_image *img, FILE *f, int bits, const char *
     if (fwrite(file, 1, n, f) != n)
         st = db_image_write_failed(path, errno);
 done:
-    free(raw);
     free(file);
     libdeflate_free_compressor(c);
+    return st;
+}
+
+/* Each row behind a filter byte 0 (none): bitonal and binary rows deflate
+** well as they are. */
+static uint8_t *unfiltered(const uint8_t *data, size_t stride, size_t row, size_t h, const char *path)
+{
+    uint8_t *raw = malloc((row + 1) * h);
+    if (!raw) {
+        db_fail(DB_ERR_NOMEM, "cannot write %s: out of memory", path);
+        return NULL;
+    }
+    for (size_t y = 0; y < h; y++) {
+        raw[y * (row + 1)] = 0;
+        memcpy(raw + y * (row + 1) + 1, data + y * stride, row);
+    }
+    return raw;
+}
+
+db_status db_png_write_fast(const db_image *img, FILE *f, const char *path)
+{
+    size_t row = (size_t)img->width, h = (size_t)img->height;
+    uint8_t *raw = unfiltered(img->data, img->stride, row, h, path);
+    db_status st = raw ? write_png(f, img->width, img->height, 8, img->dpi_x, img->dpi_y, raw, (row + 1) * h, path)
+                       : db_error_status();
+    free(raw);
+    return st;
+}
+
+db_status db_png_write_bitmap(const db_bitmap *bm, FILE *f, const char *path)
+{
+    size_t row = ((size_t)bm->width + 7) / 8, h = (size_t)bm->height;
+    uint8_t *raw = unfiltered(bm->data, bm->stride, row, h, path);
+    db_status st = raw ? write_png(f, bm->width, bm->height, 1, bm->dpi_x, bm->dpi_y, raw, (row + 1) * h, path)
+                       : db_error_status();
+    free(raw);
     return st;
 }

@@ -278,31 +278,36 @@ db_image *db_pnm_read(const uint8_t *bytes, size_t size, const char *name)
     return img;
 }
 
-db_status db_pnm_write(const db_image *img, FILE *f, int bits, const char *path)
+db_status db_pnm_write(const db_image *img, FILE *f, const char *path)
 {
-    int kind = bits == 1 ? 4 : img->channels == 3 ? 6 : 5;
-    int written = kind == 4 ? fprintf(f, "P4\n%d %d\n", img->width, img->height)
-                            : fprintf(f, "P%d\n%d %d\n255\n", kind, img->width, img->height);
-    if (written < 0)
+    int kind = img->channels == 3 ? 6 : 5;
+    if (fprintf(f, "P%d\n%d %d\n255\n", kind, img->width, img->height) < 0)
         return db_image_write_failed(path, errno);
-    if (kind != 4) {
-        size_t row_bytes = (size_t)img->width * (size_t)img->channels;
-        for (int y = 0; y < img->height; y++)
-            if (fwrite(img->data + (size_t)y * img->stride, 1, row_bytes, f) != row_bytes)
-                return db_image_write_failed(path, errno);
-        return DB_OK;
-    }
-    size_t packed_bytes = ((size_t)img->width + 7) / 8;
-    uint8_t *packed = malloc(packed_bytes);
-    if (!packed)
+    size_t row_bytes = (size_t)img->width * (size_t)img->channels;
+    for (int y = 0; y < img->height; y++)
+        if (fwrite(img->data + (size_t)y * img->stride, 1, row_bytes, f) != row_bytes)
+            return db_image_write_failed(path, errno);
+    return DB_OK;
+}
+
+db_status db_pnm_write_bitmap(const db_bitmap *bm, FILE *f, const char *path)
+{
+    if (fprintf(f, "P4\n%d %d\n", bm->width, bm->height) < 0)
+        return db_image_write_failed(path, errno);
+    size_t row_bytes = ((size_t)bm->width + 7) / 8;
+    uint8_t *row = malloc(row_bytes);
+    if (!row)
         return db_fail(DB_ERR_NOMEM, "cannot write %s: out of memory", path);
     db_status status = DB_OK;
-    for (int y = 0; y < img->height && status == DB_OK; y++) {
-        const uint8_t *row = img->data + (size_t)y * img->stride;
-        db_pack_bits(row, (size_t)img->width, true, packed); /* PBM: 1 is ink */
-        if (fwrite(packed, 1, packed_bytes, f) != packed_bytes)
+    for (int y = 0; y < bm->height && status == DB_OK; y++) {
+        const uint8_t *in = bm->data + (size_t)y * bm->stride;
+        for (size_t i = 0; i < row_bytes; i++)
+            row[i] = (uint8_t)~in[i]; /* PBM: 1 is ink */
+        if (bm->width % 8) /* its padding bits are 0 */
+            row[row_bytes - 1] &= (uint8_t)(0xff00u >> (bm->width % 8));
+        if (fwrite(row, 1, row_bytes, f) != row_bytes)
             status = db_image_write_failed(path, errno);
     }
-    free(packed);
+    free(row);
     return status;
 }

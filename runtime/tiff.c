@@ -767,30 +767,11 @@ db_status db_tiff_writer_open(int fd, const char *path, db_tiff_writer **out)
 ** is one strip, as archives keep them. */
 enum { STRIP_BYTES = 65536 };
 
-/* A Group 4 page, its tags set: packed (min-is-white: 1 is ink) and encoded
-** whole by db_g4_encode, which writes the stream libtiff's encoder would in a
-** fraction of its time, then stored as the page's one strip. */
-static db_status add_g4(db_tiff_writer *w, const db_image *img, size_t row_bytes)
-{
-    uint8_t *packed = malloc(row_bytes * (size_t)img->height), *coded = NULL;
-    size_t n = 0;
-    if (packed) {
-        for (int y = 0; y < img->height; y++)
-            db_pack_bits(img->data + (size_t)y * img->stride, (size_t)img->width, true, packed + (size_t)y * row_bytes);
-        coded = db_g4_encode(packed, row_bytes, img->width, img->height, &n);
-    }
-    free(packed);
-    if (!coded)
-        return db_fail(DB_ERR_NOMEM, "cannot write %s: out of memory", w->path);
-    db_status status = DB_OK;
-    /* Writing the directory ends the page, so only the page being added is ever held. */
-    if (TIFFWriteRawStrip(w->tif, 0, coded, (tmsize_t)n) < 0 || !TIFFWriteDirectory(w->tif))
-        status = write_failed(w);
-    free(coded);
-    return status;
-}
-
-db_status db_tiff_writer_add(db_tiff_writer *w, const db_image *img, int bits, db_compression compression)
+/* Sets a page's tags: `bits` 1 (min-is-white, as G4 archives and fax keep
+** bitonal pages; readers honour the tag either way) or 8; returns its
+** compression method, or 0 after a failure. */
+static uint16_t set_tags(db_tiff_writer *w, int width, int height, int channels, int bits, double dpi_x,
+                         double dpi_y, db_compression compression)
 {
     TIFF *tif = w->tif;
     w->io.message[0] = '\0';
@@ -812,55 +793,82 @@ db_status db_tiff_writer_add(db_tiff_writer *w, const db_image *img, int bits, d
         method = bits == 1 ? COMPRESSION_CCITTFAX4 : COMPRESSION_ADOBE_DEFLATE;
         break;
     }
-    size_t row_bytes = bits == 1 ? ((size_t)img->width + 7) / 8 : (size_t)img->width * (size_t)img->channels;
-    uint32_t rows_per_strip = method == COMPRESSION_CCITTFAX4 ? (uint32_t)img->height
+    size_t row_bytes = bits == 1 ? ((size_t)width + 7) / 8 : (size_t)width * (size_t)channels;
+    uint32_t rows_per_strip = method == COMPRESSION_CCITTFAX4 ? (uint32_t)height
                               : (uint32_t)(STRIP_BYTES / row_bytes > 0 ? STRIP_BYTES / row_bytes : 1);
-    int ok = TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, (uint32_t)img->width)
-             && TIFFSetField(tif, TIFFTAG_IMAGELENGTH, (uint32_t)img->height)
+    int ok = TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, (uint32_t)width)
+             && TIFFSetField(tif, TIFFTAG_IMAGELENGTH, (uint32_t)height)
              && TIFFSetField(tif, TIFFTAG_BITSPERSAMPLE, (uint16_t)bits)
-             && TIFFSetField(tif, TIFFTAG_SAMPLESPERPIXEL, (uint16_t)img->channels)
+             && TIFFSetField(tif, TIFFTAG_SAMPLESPERPIXEL, (uint16_t)channels)
              && TIFFSetField(tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG)
-             /* Bitonal pages are min-is-white (1 is ink), as G4 archives and fax
-             ** keep them; readers honour the tag either way. */
              && TIFFSetField(tif, TIFFTAG_PHOTOMETRIC,
-                             img->channels == 3 ? PHOTOMETRIC_RGB
-                             : bits == 1        ? PHOTOMETRIC_MINISWHITE
-                                                : PHOTOMETRIC_MINISBLACK)
+                             channels == 3 ? PHOTOMETRIC_RGB
+                             : bits == 1   ? PHOTOMETRIC_MINISWHITE
+                                           : PHOTOMETRIC_MINISBLACK)
              && TIFFSetField(tif, TIFFTAG_FILLORDER, FILLORDER_MSB2LSB)
              && TIFFSetField(tif, TIFFTAG_COMPRESSION, method)
              && TIFFSetField(tif, TIFFTAG_ROWSPERSTRIP, rows_per_strip)
              && TIFFSetField(tif, TIFFTAG_SOFTWARE, "docbin " DB_VERSION);
-    if (ok && img->dpi_x > 0 && img->dpi_y > 0)
-        ok = TIFFSetField(tif, TIFFTAG_XRESOLUTION, (float)img->dpi_x)
-             && TIFFSetField(tif, TIFFTAG_YRESOLUTION, (float)img->dpi_y)
+    if (ok && dpi_x > 0 && dpi_y > 0)
+        ok = TIFFSetField(tif, TIFFTAG_XRESOLUTION, (float)dpi_x)
+             && TIFFSetField(tif, TIFFTAG_YRESOLUTION, (float)dpi_y)
              && TIFFSetField(tif, TIFFTAG_RESOLUTIONUNIT, RESUNIT_INCH);
-    if (!ok)
-        return write_failed(w);
-    if (method == COMPRESSION_CCITTFAX4)
-        return add_g4(w, img, row_bytes);
-    uint8_t *packed = NULL;
-    if (bits == 1) {
-        packed = malloc(row_bytes);
-        if (!packed)
-            return db_fail(DB_ERR_NOMEM, "cannot write %s: out of memory", w->path);
-    }
-    db_status status = DB_OK;
-    for (int y = 0; y < img->height && status == DB_OK; y++) {
-        const uint8_t *row = img->data + (size_t)y * img->stride;
-        void *line = (void *)row;
-        if (packed) {
-            db_pack_bits(row, (size_t)img->width, true, packed); /* min-is-white: 1 is ink */
-            line = packed;
-        }
-        if (TIFFWriteScanline(tif, line, (uint32_t)y, 0) < 0)
-            status = write_failed(w);
-    }
-    free(packed);
-    /* Writing the directory flushes the page's last strip, so only the page
-    ** being added is ever held. */
-    if (status == DB_OK && !TIFFWriteDirectory(tif))
+    return ok ? method : 0;
+}
+
+/* Writing the directory flushes the page's last strip, so only the page being
+** added is ever held. */
+static db_status end_page(db_tiff_writer *w, db_status status)
+{
+    if (status == DB_OK && !TIFFWriteDirectory(w->tif))
         status = write_failed(w);
     return status;
+}
+
+db_status db_tiff_writer_add(db_tiff_writer *w, const db_image *img, db_compression compression)
+{
+    if (!set_tags(w, img->width, img->height, img->channels, 8, img->dpi_x, img->dpi_y, compression))
+        return write_failed(w);
+    db_status status = DB_OK;
+    for (int y = 0; y < img->height && status == DB_OK; y++)
+        if (TIFFWriteScanline(w->tif, img->data + (size_t)y * img->stride, (uint32_t)y, 0) < 0)
+            status = write_failed(w);
+    return end_page(w, status);
+}
+
+db_status db_tiff_writer_add_bitmap(db_tiff_writer *w, const db_bitmap *bm, db_compression compression)
+{
+    uint16_t method = set_tags(w, bm->width, bm->height, 1, 1, bm->dpi_x, bm->dpi_y, compression);
+    if (!method)
+        return write_failed(w);
+    db_status status = DB_OK;
+    if (method == COMPRESSION_CCITTFAX4) {
+        /* docbin's encoder writes the stream libtiff's would, in a fraction of
+        ** its time; it is stored as the page's one strip. */
+        size_t n = 0;
+        uint8_t *coded = db_g4_encode(bm->data, bm->stride, bm->width, bm->height, &n);
+        if (!coded)
+            return db_fail(DB_ERR_NOMEM, "cannot write %s: out of memory", w->path);
+        if (TIFFWriteRawStrip(w->tif, 0, coded, (tmsize_t)n) < 0)
+            status = write_failed(w);
+        free(coded);
+        return end_page(w, status);
+    }
+    size_t row_bytes = ((size_t)bm->width + 7) / 8;
+    uint8_t *row = malloc(row_bytes);
+    if (!row)
+        return db_fail(DB_ERR_NOMEM, "cannot write %s: out of memory", w->path);
+    for (int y = 0; y < bm->height && status == DB_OK; y++) {
+        const uint8_t *in = bm->data + (size_t)y * bm->stride;
+        for (size_t i = 0; i < row_bytes; i++)
+            row[i] = (uint8_t)~in[i]; /* min-is-white: 1 is ink */
+        if (bm->width % 8) /* its padding bits are 0 */
+            row[row_bytes - 1] &= (uint8_t)(0xff00u >> (bm->width % 8));
+        if (TIFFWriteScanline(w->tif, row, (uint32_t)y, 0) < 0)
+            status = write_failed(w);
+    }
+    free(row);
+    return end_page(w, status);
 }
 
 db_status db_tiff_writer_close(db_tiff_writer *w, bool finish)

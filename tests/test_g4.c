@@ -26,7 +26,7 @@ static void set(uint8_t *row, int x, bool black)
         row[x >> 3] |= (uint8_t)(0x80 >> (x & 7));
 }
 
-/* Packed rows, 1 for black, padding bits 0. */
+/* Packed rows, 1 for black (as libtiff takes min-is-white rows), padding bits 0. */
 static uint8_t *make(enum pattern p, int w, int h, size_t stride, uint32_t *rng)
 {
     uint8_t *rows = calloc((size_t)h, stride);
@@ -155,7 +155,11 @@ int main(void)
             size_t stride = ((size_t)w + 7) / 8 + (test_random(&rng) % 3); /* rows may be apart */
             uint8_t *rows = make((enum pattern)p, w, h, stride, &rng);
             size_t n = 0, ref_n = 0;
-            uint8_t *ours = db_g4_encode(rows, stride, w, h, &n);
+            uint8_t *white = malloc((size_t)h * stride); /* a db_bitmap's rows: 1 for white */
+            for (size_t i = 0; i < (size_t)h * stride; i++)
+                white[i] = (uint8_t)~rows[i];
+            uint8_t *ours = db_g4_encode(white, stride, w, h, &n);
+            free(white);
             char *theirs = write_tiff(rows, stride, w, h, NULL, 0), *mine = ours ? write_tiff(NULL, 0, w, h, ours, n) : NULL;
             uint8_t *ref = theirs ? read_raw(theirs, &ref_n) : NULL;
             CHECK(ours && ref, "%s page %dx%d: an encoder failed", pattern_names[p], w, h);
