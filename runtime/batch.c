@@ -37,6 +37,7 @@ struct doc_out;
 typedef struct slot {
     struct slot *next;
     db_image *in, *out;
+    db_bitmap *bits;          /* the result, instead of `out`, when the output is 1-bit */
     size_t bytes;             /* what it holds while in the batch: its pixels and its result's */
     uint64_t t0;
     struct doc_out *d;        /* the file its page goes into with others' (a multi-page input), or NULL */
@@ -284,6 +285,7 @@ static void free_slot(slot *s)
 {
     db_image_free(s->in);
     db_image_free(s->out);
+    db_bitmap_free(s->bits);
     free(s);
 }
 
@@ -300,10 +302,18 @@ static void fail_slot(slot *s, db_status st)
     snprintf(s->r.message, sizeof s->r.message, "%s", db_error_message());
     db_image_free(s->in);
     db_image_free(s->out);
+    db_bitmap_free(s->bits);
     s->in = s->out = NULL;
+    s->bits = NULL;
 }
 
 /* ---- Files of several pages ------------------------------------------------- */
+
+/* Adds a page's result to a file being written. */
+static db_status add_page(batch *b, db_doc_writer *w, const slot *s)
+{
+    return s->bits ? db_doc_writer_add_bitmap(w, s->bits) : db_doc_writer_add(w, s->out, b->bits);
+}
 
 static doc_out *doc_out_new(int pages)
 {
@@ -472,7 +482,7 @@ static slot *doc_add(batch *b, doc_out *d, slot *s)
             db_status st = d->w ? DB_OK : db_doc_writer_open(p->r.output, b->opt->format, b->opt->compression,
                                                               &d->w);
             if (st == DB_OK)
-                st = db_doc_writer_add(d->w, p->out, b->bits);
+                st = add_page(b, d->w, p);
             p->r.encode_ms = ms_since(t);
             if (st != DB_OK) {
                 fail_slot(p, st);
@@ -510,7 +520,7 @@ static void encode(batch *b, slot *s)
     uint64_t t = db_now_ns();
     db_doc_writer *w;
     db_status st = db_doc_writer_open(path, opt->format, opt->compression, &w);
-    if (st == DB_OK && (st = db_doc_writer_add(w, s->out, b->bits)) != DB_OK)
+    if (st == DB_OK && (st = add_page(b, w, s)) != DB_OK)
         db_doc_writer_abort(w);
     else if (st == DB_OK)
         st = db_doc_writer_commit(w);
@@ -651,7 +661,7 @@ static int settle(batch *b, slot *s, size_t *freed)
         pthread_mutex_lock(&s->d->lock);
         settled = doc_add(b, s->d, s);
         pthread_mutex_unlock(&s->d->lock);
-    } else if (s->r.state == DB_BATCH_OK && s->out) {
+    } else if (s->r.state == DB_BATCH_OK && (s->out || s->bits)) {
         encode(b, s);
     }
     int n = 0;
@@ -930,8 +940,10 @@ static void run_slot(batch *b, lane_arg *lane, slot *s)
     if (st == DB_OK)
         st = lane_map(b, lane, s, &job, &map, &measured);
     s->r.warm = lane->runs++ > 0;
+    /* A 1-bit output's result comes back packed, an eighth of the bytes. */
     if (st == DB_OK && !measured)
-        st = db_run(lane->ctx, opt->algo, &map, &job, s->in, &s->out, &report, prof);
+        st = b->bits == 1 ? db_run_bitmap(lane->ctx, opt->algo, &map, &job, s->in, &s->bits, &report, prof)
+                          : db_run(lane->ctx, opt->algo, &map, &job, s->in, &s->out, &report, prof);
     if (st == DB_OK)
         db_map_format(&map, s->r.map, sizeof s->r.map);
     s->r.run_ms = ms_since(t);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "runtime/buffer.h"
+#include "runtime/codec.h"
 #include "runtime/program.h"
 #include "runtime/sched.h"
 #include "runtime/util.h"
@@ -421,8 +422,10 @@ db_status db_prepare(db_context *ctx, const db_algo *algo, const db_map *map, co
 
 /* The run's pages: the input item's host copy is the decoded image, packed
 ** (the image itself when its pixels are staging memory, else a copy), and the
-** result is downloaded straight into the image returned. */
-static db_status bind_pages(const db_algo *algo, const db_image *in, db_buffer *items, db_image **result)
+** result is downloaded straight into the image returned; or, with `bits`, a
+** bitmap is made for it (pack_result). */
+static db_status bind_pages(const db_algo *algo, const db_image *in, db_buffer *items, db_image **result,
+                            db_bitmap **bits)
 {
     db_buffer *ib = &items[algo->input];
     size_t row = (size_t)in->width * (size_t)in->channels;
@@ -435,13 +438,73 @@ static db_status bind_pages(const db_algo *algo, const db_image *in, db_buffer *
         db_copy_rows(ib->host->ptr, row, in->data, in->stride, row, (size_t)in->height);
         ib->host_valid = true;
     }
+    if (bits) {
+        if (!(*bits = db_bitmap_alloc(in->width, in->height)))
+            return db_error_status();
+        (*bits)->dpi_x = in->dpi_x; /* the page keeps its scale */
+        (*bits)->dpi_y = in->dpi_y;
+        return DB_OK;
+    }
     if (!(*result = db_image_alloc(in->width, in->height, 1)))
         return db_error_status();
-    (*result)->dpi_x = in->dpi_x; /* the page keeps its scale */
+    (*result)->dpi_x = in->dpi_x;
     (*result)->dpi_y = in->dpi_y;
     db_buffer *ob = &items[algo->output];
     if ((b = db_host_find((*result)->data)) && b->bytes >= ob->bytes)
         db_buffer_lend(ob, b, false);
+    return DB_OK;
+}
+
+/* The output item packed into `bm` by a kernel on the GPU that made it, so
+** that an eighth of its bytes come back: *ready completes when `bm` holds it,
+** and *packed (the device buffer, to free once the run is over) is on *dev.
+** Where the item is host memory already (host code made it, or a device that
+** shares host memory) nothing is enqueued and *packed is NULL: the caller
+** fetches the item and packs it on the host. */
+static db_status pack_result(db_buffer *o, db_bitmap *bm, db_profile *prof, cl_mem *packed, db_device **dev,
+                             cl_event *ready)
+{
+    *packed = NULL;
+    *dev = NULL;
+    *ready = NULL;
+    db_device *d = NULL;
+    for (int r = 0; r < DB_ROLE_COUNT; r++)
+        if (o->rep[r].valid)
+            d = o->rep[r].dev;
+    if (o->host_valid || !d || d->info.host_unified)
+        return DB_OK;
+    cl_kernel k = db_kernel_get(d, "pack.cl", "pack_bits");
+    size_t bytes = bm->stride * (size_t)bm->height;
+    cl_mem out = k ? db_device_alloc(d, bytes, "the packed result") : NULL;
+    if (!out)
+        return db_error_status();
+    cl_int w = bm->width, h = bm->height, row_bytes = (cl_int)bm->stride;
+    cl_mem in = o->rep[d->role].mem;
+    cl_int err = clSetKernelArg(k, 0, sizeof in, &in);
+    err |= clSetKernelArg(k, 1, sizeof w, &w);
+    err |= clSetKernelArg(k, 2, sizeof h, &h);
+    err |= clSetKernelArg(k, 3, sizeof row_bytes, &row_bytes);
+    err |= clSetKernelArg(k, 4, sizeof out, &out);
+    const size_t local[2] = {64, 1}, global[2] = {db_round_up((size_t)row_bytes, local[0]), (size_t)h};
+    cl_event made = NULL, done = NULL;
+    cl_event *wait = o->rep[d->role].ready ? &o->rep[d->role].ready : NULL;
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(d->compute, k, 2, NULL, global, local, wait ? 1 : 0, wait, &made);
+    if (err == CL_SUCCESS) {
+        db_profile_add(prof, made, DB_REC_KERNEL, "pack", "pack_bits", d, 0);
+        err = clEnqueueReadBuffer(d->transfer, out, CL_FALSE, 0, bytes, bm->data, 1, &made, &done);
+    }
+    if (made)
+        clReleaseEvent(made);
+    if (err != CL_SUCCESS) {
+        clFinish(d->compute);
+        db_device_free(d, out);
+        return db_cl_check(err, "packing the result", d);
+    }
+    db_profile_add(prof, done, DB_REC_TO_HOST, o->name, "copy", d, bytes);
+    *packed = out;
+    *dev = d;
+    *ready = done;
     return DB_OK;
 }
 
@@ -492,10 +555,15 @@ static db_status read_report(const db_algo *algo, const db_buffer *items, db_rep
     return DB_OK;
 }
 
-db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
-                 const db_image *in, db_image **out, db_report *report, db_profile *prof)
+/* db_run and db_run_bitmap: the result as an image into *out, or with `bits`
+** as a bitmap into *bits. */
+static db_status run(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
+                     const db_image *in, db_image **out, db_bitmap **bits, db_report *report, db_profile *prof)
 {
-    *out = NULL;
+    if (out)
+        *out = NULL;
+    if (bits)
+        *bits = NULL;
     db_status st = check_map(ctx, algo, map);
     if (st != DB_OK)
         return st;
@@ -513,6 +581,9 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
     memset(runs, 0, sizeof runs);
     cl_event result = NULL, report_ready = NULL;
     db_image *result_img = NULL;
+    db_bitmap *result_bits = NULL;
+    cl_mem packed = NULL;     /* the result packed on a GPU */
+    db_device *packed_on = NULL;
     int n_items = 0;
 
     for (; n_items < algo->n_items; n_items++) {
@@ -521,7 +592,7 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
         if (st != DB_OK)
             goto done;
     }
-    if ((st = bind_pages(algo, in, items, &result_img)) != DB_OK)
+    if ((st = bind_pages(algo, in, items, &result_img, bits ? &result_bits : NULL)) != DB_OK)
         goto done;
     for (int s = 0, last; s < algo->n_stages; s = last + 1) {
         runs[s] = (db_stage_run){.algo = algo, .stage = db_run_step(algo, map, job, s, &last), .job = job,
@@ -529,7 +600,10 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
         if ((st = enqueue_step(&runs[s], map->role[s])) != DB_OK)
             goto done;
     }
-    st = db_buffer_fetch_host(&items[algo->output], prof, &result);
+    if (bits)
+        st = pack_result(&items[algo->output], result_bits, prof, &packed, &packed_on, &result);
+    if (st == DB_OK && !packed)
+        st = db_buffer_fetch_host(&items[algo->output], prof, &result);
     if (st != DB_OK)
         goto done;
     if (algo->report_fields) {
@@ -555,14 +629,24 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
             goto done;
         }
     }
-    if (items[algo->output].host->ptr != result_img->data)
-        db_copy_rows(result_img->data, result_img->stride, items[algo->output].host->ptr, (size_t)in->width,
-                     (size_t)in->width, (size_t)in->height);
+    const uint8_t *host = items[algo->output].host ? items[algo->output].host->ptr : NULL;
+    if (bits && !packed) /* the item is on the host: packed here */
+        for (int y = 0; y < in->height; y++)
+            db_pack_bits(host + (size_t)y * (size_t)in->width, (size_t)in->width, false,
+                         result_bits->data + (size_t)y * result_bits->stride);
+    else if (!bits && host != result_img->data)
+        db_copy_rows(result_img->data, result_img->stride, host, (size_t)in->width, (size_t)in->width,
+                     (size_t)in->height);
     if ((st = read_report(algo, items, report)) != DB_OK)
         goto done;
     wall = db_now_ns() - t0;
-    *out = result_img;
-    result_img = NULL;
+    if (bits) {
+        *bits = result_bits;
+        result_bits = NULL;
+    } else {
+        *out = result_img;
+        result_img = NULL;
+    }
 
 done:
     /* Everything enqueued must finish before its buffers return to the pools,
@@ -590,8 +674,23 @@ done:
     }
     for (int i = 0; i < n_items; i++)
         db_buffer_release(&items[i]);
+    if (packed)
+        db_device_free(packed_on, packed);
     db_image_free(result_img);
+    db_bitmap_free(result_bits);
     return st;
+}
+
+db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
+                 const db_image *in, db_image **out, db_report *report, db_profile *prof)
+{
+    return run(ctx, algo, map, job, in, out, NULL, report, prof);
+}
+
+db_status db_run_bitmap(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
+                        const db_image *in, db_bitmap **bits, db_report *report, db_profile *prof)
+{
+    return run(ctx, algo, map, job, in, NULL, bits, report, prof);
 }
 
 void db_job_defaults(const db_algo *algo, db_job *job)

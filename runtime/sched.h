@@ -20,6 +20,12 @@
 db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
                  const db_image *in, db_image **out, db_report *report, db_profile *prof);
 
+/* As db_run, the result a new bitmap (white where the output item is 128 or
+** more): packed on the GPU that made it, so that an eighth of the bytes come
+** back, else on the host. What a 1-bit file is written from. */
+db_status db_run_bitmap(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
+                        const db_image *in, db_bitmap **bits, db_report *report, db_profile *prof);
+
 /* Binds the devices `map` puts stages on and builds (or loads from the cache)
 ** the kernels they run: what a first run would do before its first command,
 ** done ahead so that a caller can overlap it with decoding the page. */

@@ -106,6 +106,22 @@ static void check_all_maps(db_context *ctx, const db_algo *algo, const db_image 
                   algo->name, what, img->width, img->height, window, k, m,
                   algo->n_variants ? algo->variants[v] : "-", d);
             db_image_free(out);
+            /* The same run as a bitmap (packed where the result is, a GPU's
+            ** kernel or the host) against the reference packed here. */
+            db_bitmap *bm = NULL;
+            st = db_run_bitmap(ctx, algo, &map, &job, img, &bm, NULL, NULL);
+            CHECK(st == DB_OK, "%s %s map %s variant %d as a bitmap: %s", algo->name, what, m, v, db_error_message());
+            size_t row_bytes = ((size_t)img->width + 7) / 8, bad = 0;
+            for (int y = 0; st == DB_OK && y < img->height; y++)
+                for (size_t b = 0; b < row_bytes; b++) {
+                    unsigned want = 0;
+                    for (size_t x = 8 * b; x < 8 * b + 8; x++)
+                        want = want << 1 | (x < (size_t)img->width && expect[(size_t)y * img->width + x] >= 128);
+                    bad += bm->data[(size_t)y * bm->stride + b] != want;
+                }
+            CHECK(bad == 0, "%s %s map %s variant %d: %zu bytes of the bitmap differ from the reference packed",
+                  algo->name, what, m, v, bad);
+            db_bitmap_free(bm);
         }
     free(gray);
     free(expect);

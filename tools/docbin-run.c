@@ -437,6 +437,7 @@ static db_status run_pages(db_context *ctx, const request *rq, source *src, db_i
     db_status st = DB_OK;
     for (int page = 0; page < src->pages && st == DB_OK; page++) {
         db_image *in = page ? read_page(rq, src, page) : first, *out = NULL;
+        db_bitmap *bits = NULL; /* the result of a 1-bit output, packed where it was made */
         db_report report = {0};
         db_job job;
         st = in ? db_job_resolve(rq->algorithm, &rq->job, in->dpi_x, &job) : db_error_status();
@@ -444,8 +445,11 @@ static db_status run_pages(db_context *ctx, const request *rq, source *src, db_i
             st = plan_page(ctx, rq, &job, in, page, plan, &out);
         for (int i = out ? 1 : 0; i < rq->repeat && st == DB_OK; i++) {
             db_image_free(out);
+            db_bitmap_free(bits);
             out = NULL;
-            st = db_run(ctx, rq->algorithm, &plan->map, &job, in, &out, &report, prof);
+            bits = NULL;
+            st = rq->bits == 1 ? db_run_bitmap(ctx, rq->algorithm, &plan->map, &job, in, &bits, &report, prof)
+                               : db_run(ctx, rq->algorithm, &plan->map, &job, in, &out, &report, prof);
         }
         if (st != DB_OK && in && rq->n_inputs && !strstr(db_error_message(), rq->inputs[0]))
             st = db_fail(st, "%s%s%.0d: %.1900s", rq->inputs[0], src->pages > 1 ? ": page " : "",
@@ -455,7 +459,7 @@ static db_status run_pages(db_context *ctx, const request *rq, source *src, db_i
         if (st == DB_OK && !w)
             st = db_doc_writer_open(path, rq->file_format, (db_compression)rq->compression, &w);
         if (st == DB_OK)
-            st = db_doc_writer_add(w, out, rq->bits);
+            st = bits ? db_doc_writer_add_bitmap(w, bits) : db_doc_writer_add(w, out, rq->bits);
         if (st == DB_OK && (rq->split_pages || page + 1 == src->pages)) {
             st = db_doc_writer_commit(w);
             w = NULL;
@@ -464,6 +468,7 @@ static db_status run_pages(db_context *ctx, const request *rq, source *src, db_i
             st = report_run(rq, plan, in, &report, prof);
         db_image_free(in);
         db_image_free(out);
+        db_bitmap_free(bits);
     }
     db_doc_writer_abort(w);
     return st;
