@@ -459,8 +459,8 @@ static db_status bind_pages(const db_algo *algo, const db_image *in, db_buffer *
 ** that an eighth of its bytes come back: *ready completes when `bm` holds it,
 ** and *packed (the device buffer, to free once the run is over) is on *dev.
 ** Where the item is host memory already (host code made it, or a device that
-** shares host memory) nothing is enqueued and *packed is NULL: the caller
-** fetches the item and packs it on the host. */
+** shares host memory, where packing on the host costs less than a kernel)
+** nothing is enqueued and *packed is NULL: the caller packs it on the host. */
 static db_status pack_result(db_buffer *o, db_bitmap *bm, db_profile *prof, cl_mem *packed, db_device **dev,
                              cl_event *ready)
 {
@@ -491,7 +491,8 @@ static db_status pack_result(db_buffer *o, db_bitmap *bm, db_profile *prof, cl_m
     if (err == CL_SUCCESS)
         err = clEnqueueNDRangeKernel(d->compute, k, 2, NULL, global, local, wait ? 1 : 0, wait, &made);
     if (err == CL_SUCCESS) {
-        db_profile_add(prof, made, DB_REC_KERNEL, "pack", "pack_bits", d, 0);
+        /* Packing is part of bringing the result back: profiled with its copy. */
+        db_profile_add(prof, made, DB_REC_TO_HOST, o->name, "pack", d, 0);
         err = clEnqueueReadBuffer(d->transfer, out, CL_FALSE, 0, bytes, bm->data, 1, &made, &done);
     }
     if (made)

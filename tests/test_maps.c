@@ -130,6 +130,12 @@ static void check_all_maps(db_context *ctx, const db_algo *algo, const db_image 
 int main(void)
 {
     db_context *ctx = test_open_context();
+    /* The gpu role as a discrete GPU has it, sharing no memory with the host,
+    ** so that its copies, and its results packed on the device, take the paths
+    ** they take on a GPU (PoCL would share its memory and skip them). */
+    db_device *gpu = db_context_device(ctx, DB_ROLE_GPU);
+    if (gpu)
+        gpu->info.host_unified = false;
     if (db_algo_count() > MAX_ALGOS) {
         fprintf(stderr, "FAIL: %d algorithms, more than this test's table holds (%d)\n", db_algo_count(), MAX_ALGOS);
         return 1;
