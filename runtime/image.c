@@ -141,6 +141,12 @@ db_bitmap *db_bitmap_alloc(int width, int height)
     return bm;
 }
 
+void db_bitmap_fill(db_bitmap *bm, const uint8_t *pixels, size_t stride)
+{
+    for (int y = 0; y < bm->height; y++)
+        db_pack_bits(pixels + (size_t)y * stride, (size_t)bm->width, false, bm->data + (size_t)y * bm->stride);
+}
+
 db_bitmap *db_bitmap_pack(const db_image *img)
 {
     db_bitmap *bm = db_bitmap_alloc(img->width, img->height);
@@ -148,18 +154,16 @@ db_bitmap *db_bitmap_pack(const db_image *img)
         return NULL;
     bm->dpi_x = img->dpi_x;
     bm->dpi_y = img->dpi_y;
-    for (int y = 0; y < img->height; y++)
-        db_pack_bits(img->data + (size_t)y * img->stride, (size_t)img->width, false, bm->data + (size_t)y * bm->stride);
+    db_bitmap_fill(bm, img->data, img->stride);
     return bm;
 }
 
 void db_bitmap_free(db_bitmap *bm)
 {
-    if (!bm)
-        return;
-    if (!db_host_give(bm->data))
-        free(bm->data);
-    free(bm);
+    if (bm) {
+        db_host_give(bm->data); /* always staging memory */
+        free(bm);
+    }
 }
 
 /* A short hint for the usual causes of a failed open or write. */

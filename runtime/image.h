@@ -95,6 +95,10 @@ db_bitmap *db_bitmap_alloc(int width, int height);
 ** 0; NULL with an error message on failure. */
 db_bitmap *db_bitmap_pack(const db_image *img);
 
+/* Packs the bitmap's width x height 8-bit gray pixels, rows `stride` bytes
+** apart, into it, as db_bitmap_pack does. */
+void db_bitmap_fill(db_bitmap *bm, const uint8_t *pixels, size_t stride);
+
 /* Frees a bitmap and its bytes; NULL is allowed. */
 void db_bitmap_free(db_bitmap *bm);
 

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "runtime/buffer.h"
-#include "runtime/codec.h"
 #include "runtime/program.h"
 #include "runtime/sched.h"
 #include "runtime/util.h"
@@ -632,9 +631,7 @@ static db_status run(db_context *ctx, const db_algo *algo, const db_map *map, co
     }
     const uint8_t *host = items[algo->output].host ? items[algo->output].host->ptr : NULL;
     if (bits && !packed) /* the item is on the host: packed here */
-        for (int y = 0; y < in->height; y++)
-            db_pack_bits(host + (size_t)y * (size_t)in->width, (size_t)in->width, false,
-                         result_bits->data + (size_t)y * result_bits->stride);
+        db_bitmap_fill(result_bits, host, (size_t)in->width);
     else if (!bits && host != result_img->data)
         db_copy_rows(result_img->data, result_img->stride, host, (size_t)in->width, (size_t)in->width,
                      (size_t)in->height);
