@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # docbin and its peers side by side on a machine with an NVIDIA GPU and PoCL, in one run.
 # usage: bench/device_bench.sh OUTDIR [PAGES] [DIBCO_DIR]
-#   kernels: on an A4 300 dpi gray page (docbin-synth --a4 --gray --seed 3), Sauvola with
-#            every stage on the GPU and on the CPU (docbin-bench, RUNS timed runs: stage device
+#   kernels: on an A4 300 dpi gray page (docbin-synth --a4 --gray --seed 3), Sauvola and HBK
+#            through docbin-run into 1-bit and 8-bit files (the result packed on the GPU, or not);
+#            Sauvola with every stage on the GPU and on the CPU (docbin-bench, RUNS timed runs: stage device
 #            times and submission to result), beside bench/peers.py (DoxaPy one thread,
 #            scikit-image, cuCIM on the GPU, OpenCV); HBK on the RGB A4 page; DBS on a
 #            4096x3072 picture; Howe on the DIBCO pages in DIBCO_DIR (default .dev/dibco).
 #   start-up: process start to file for one Sauvola page, beside clinfo -l, 5 times each.
 #   batches:  PAGES A4 pages (default 200) as PNG, LZW and uncompressed TIFF, and JPEG (q 90):
 #            --codec-only, Sauvola and Howe with the GPU map into 1-bit PNG or Group 4 TIFF
-#            (each with its steady rate and busy shares, bench/batch_timeline.py --brief),
+#            (each with its steady rate and busy shares, bench/batch_timeline.py --brief), and
+#            the Sauvola batches again over the pages three times over (long-*),
 #            beside OpenCV in as many processes as cores (bench/opencv_batch.py);
 #            docbin's PNG decode and encode through libdeflate and libpng, and its Group 4 encode
 #            against libtiff's on a Sauvola result (codec_bench).
 #   PARTS picks among "kernels startup batches" (default all three). With BASE=PATH (another
 #   build's docbin-run), every batch also runs with it, just before, as an A/B in one call.
-#   Every line that matters starts with "bench " or "peer " or "png " (OUTDIR/bench.log);
+#   Every line that matters starts with "bench ", "peer ", "png " or "g4 " (OUTDIR/bench.log);
 #   bench/device_summary.py makes the tables.
 set -u
 out=${1:?usage: device_bench.sh OUTDIR [PAGES] [DIBCO_DIR]}
@@ -45,7 +47,23 @@ stage() { # ALGO MAP PAGE NAME [options]: one line per stage and the wall time
         /^ +[a-z+]+ +[a-z-]+ +[0-9.]+ ms/ { printf "bench kernel=%s map=%s stage=%s ms=%s range=%s-%s\n", n, m, $1, $3, $5, $7 }' \
         | tr -d '()' | tee -a "$log"
 }
+# The same page through docbin-run into a 1-bit file (the result packed on the GPU, db_run_bitmap)
+# and into an 8-bit one (db_run): --profile's medians of runs 2..N+1, the result's way back
+# (packing included) and submission to result.
+packed() { # ALGO PAGE NAME
+    local ext
+    for ext in png pgm; do
+        $run --algo $1 --map gpu --profile --repeat $((runs + 1)) $2 -o /tmp/packed.$ext 2>&1 |
+            awk -v n="$3-$([ $ext = png ] && echo 1bit || echo 8bit)" '
+            /^<- |^wall/ && match($0, /[0-9.]+ +\([0-9.]+ - [0-9.]+\)/) {
+                split(substr($0, RSTART, RLENGTH), v, /[ ()-]+/)
+                printf "bench kernel=%s map=gpu stage=%s ms=%s range=%s-%s\n", n, $1 == "wall" ? "total" : "result-back", v[1], v[2], v[3] }' |
+            tee -a "$log"
+    done
+}
 if part kernels; then
+packed sauvola $a4 sauvola-a4
+packed hbk $a4rgb hbk-a4
 stage sauvola gpu $a4 sauvola-a4
 stage sauvola cpu $a4 sauvola-a4
 stage hbk gpu $a4rgb hbk-a4
@@ -115,4 +133,18 @@ for round in 1 2; do
     batch sauvola-png-map-auto-cpu-lane-auto $pages/png --algo sauvola
     say "bench opencv round=$round $(python3 bench/opencv_batch.py /tmp/cvout "$(nproc)" $pages/png/*.png)"
 done
+# Long batches: the same pages three times over (linked under other names), for the steady rate
+# of a batch that has left its start far behind.
+long=/tmp/pages-long
+for f in png raw jpg; do
+    mkdir -p $long/$f
+    for i in 1 2 3; do for p in $pages/$f/*; do ln -sf "$p" "$long/$f/r$i-${p##*/}"; done; done
+done
+n0=$n; n=$((3 * n0))
+for round in 1 2; do
+    batch long-sauvola-png-to-png $long/png --algo sauvola --map gpu
+    batch long-sauvola-raw-to-g4 $long/raw --algo sauvola --map gpu --format tif
+    batch long-sauvola-jpg-to-g4 $long/jpg --algo sauvola --map gpu --format tif
+done
+n=$n0
 fi
