@@ -890,23 +890,6 @@ db_status db_image_check_output(const char *path, db_file_format format, db_comp
     return DB_OK;
 }
 
-db_status db_bitmap_write(const db_bitmap *bm, const char *path, db_file_format format)
-{
-    pnm_promise promise;
-    if (resolve_format(path, &format, DB_COMPRESSION_DEFAULT, &promise) != DB_OK)
-        return db_error_status();
-    db_doc_writer *w;
-    db_status status = db_doc_writer_open(path, format, DB_COMPRESSION_DEFAULT, &w);
-    if (status != DB_OK)
-        return status;
-    w->promise = promise;
-    if ((status = db_doc_writer_add_bitmap(w, bm)) != DB_OK) {
-        db_doc_writer_abort(w);
-        return status;
-    }
-    return db_doc_writer_commit(w);
-}
-
 db_status db_image_write(const db_image *img, const char *path, db_file_format format,
                          int bits)
 {

@@ -216,9 +216,6 @@ db_status db_doc_writer_add(db_doc_writer *writer, const db_image *img, int bits
 /* Appends a bitmap as the next page, as db_doc_writer_add with 1 bit. */
 db_status db_doc_writer_add_bitmap(db_doc_writer *writer, const db_bitmap *bm);
 
-/* Writes a bitmap to `path` as db_image_write writes a gray image with 1 bit. */
-db_status db_bitmap_write(const db_bitmap *bm, const char *path, db_file_format format);
-
 /* Finishes the file and renames it into place; on failure (or when no page
 ** was added, or an add failed) nothing is left under the name. Frees `writer`
 ** either way. */
