@@ -20,22 +20,26 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The page as libtiff's own Group 4 encoder writes it, a row at a time. */
+/* The page as libtiff's own Group 4 encoder writes it, a row at a time, packed
+** as docbin packs it (min-is-white: 1 is ink). */
 static void libtiff_g4(const db_image *page, const char *path)
 {
     TIFF *t = TIFFOpen(path, "w");
+    db_bitmap *bm = db_bitmap_pack(page);
     size_t row_bytes = ((size_t)page->width + 7) / 8;
     uint8_t *packed = malloc(row_bytes);
-    if (t && packed && TIFFSetField(t, TIFFTAG_IMAGEWIDTH, (uint32_t)page->width) &&
+    if (t && bm && packed && TIFFSetField(t, TIFFTAG_IMAGEWIDTH, (uint32_t)page->width) &&
         TIFFSetField(t, TIFFTAG_IMAGELENGTH, (uint32_t)page->height) && TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 1) &&
         TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1) &&
         TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISWHITE) &&
         TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_CCITTFAX4) &&
         TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, (uint32_t)page->height))
         for (int y = 0; y < page->height; y++) {
-            db_pack_bits(page->data + (size_t)y * page->stride, (size_t)page->width, true, packed);
+            for (size_t i = 0; i < row_bytes; i++)
+                packed[i] = (uint8_t)~bm->data[(size_t)y * bm->stride + i];
             TIFFWriteScanline(t, packed, (uint32_t)y, 0);
         }
+    db_bitmap_free(bm);
     free(packed);
     if (t)
         TIFFClose(t);

@@ -56,34 +56,6 @@ static inline uint8_t db_over_white(unsigned c, unsigned a)
     return (uint8_t)((c * a + 255u * (255u - a) + 127u) / 255u);
 }
 
-/* Packs n 8-bit pixels into (n + 7) / 8 bytes, most significant bit first,
-** a bit set where the pixel is white (>= 128) as PNG's 1-bit gray has it, or
-** with `ink_set` where it is ink, as PBM and TIFF's min-is-white have it; the
-** padding bits of the last byte are 0. Every 1-bit writer packs through it.
-** Eight pixels at a time as one 64-bit word: a pixel is white when its top bit
-** is set, and one multiplication gathers the eight top bits, the first pixel's
-** as the byte's highest. */
-static inline void db_pack_bits(const uint8_t *restrict in, size_t n, bool ink_set, uint8_t *restrict out)
-{
-    const uint8_t flip = ink_set ? 0xff : 0;
-    size_t full = n / 8;
-    for (size_t i = 0; i < full; i++) {
-        uint64_t x;
-        memcpy(&x, in + 8 * i, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        x = __builtin_bswap64(x); /* the first pixel in the lowest byte */
-#endif
-        x = (x >> 7) & 0x0101010101010101u; /* pixel j's top bit at bit 8j */
-        out[i] = (uint8_t)((x * 0x8040201008040201u) >> 56) ^ flip; /* ... and at bit 7 - j of the top byte */
-    }
-    if (n % 8) {
-        unsigned b = 0;
-        for (size_t j = 0; j < n % 8; j++)
-            b |= (unsigned)((in[8 * full + j] >= 128) ^ ink_set) << (7 - j);
-        out[full] = (uint8_t)b;
-    }
-}
-
 /* Encodes `height` rows of `width` pixels, packed MSB first with 1 for white
 ** (a db_bitmap's rows) and `stride` bytes apart, as CCITT Group 4 (T.6) with
 ** the end-of-facsimile block, as one TIFF strip holds it (runtime/g4.c): a

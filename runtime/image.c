@@ -141,10 +141,35 @@ db_bitmap *db_bitmap_alloc(int width, int height)
     return bm;
 }
 
+/* Packs n 8-bit pixels into (n + 7) / 8 bytes, the first in the most
+** significant bit, a bit set where the pixel is white (>= 128), the padding
+** bits 0. Eight pixels at a time as one 64-bit word: a pixel is white when its
+** top bit is set, and one multiplication gathers the eight top bits, the
+** first pixel's as the byte's highest. */
+static void pack_row(const uint8_t *restrict in, size_t n, uint8_t *restrict out)
+{
+    size_t full = n / 8;
+    for (size_t i = 0; i < full; i++) {
+        uint64_t x;
+        memcpy(&x, in + 8 * i, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        x = __builtin_bswap64(x); /* the first pixel in the lowest byte */
+#endif
+        x = (x >> 7) & 0x0101010101010101u; /* pixel j's top bit at bit 8j */
+        out[i] = (uint8_t)((x * 0x8040201008040201u) >> 56); /* ... and at bit 7 - j of the top byte */
+    }
+    if (n % 8) {
+        unsigned b = 0;
+        for (size_t j = 0; j < n % 8; j++)
+            b |= (unsigned)(in[8 * full + j] >= 128) << (7 - j);
+        out[full] = (uint8_t)b;
+    }
+}
+
 void db_bitmap_fill(db_bitmap *bm, const uint8_t *pixels, size_t stride)
 {
     for (int y = 0; y < bm->height; y++)
-        db_pack_bits(pixels + (size_t)y * stride, (size_t)bm->width, false, bm->data + (size_t)y * bm->stride);
+        pack_row(pixels + (size_t)y * stride, (size_t)bm->width, bm->data + (size_t)y * bm->stride);
 }
 
 db_bitmap *db_bitmap_pack(const db_image *img)
