@@ -836,7 +836,7 @@ db_status db_doc_writer_add_bitmap(db_doc_writer *w, const db_bitmap *bm)
                            .data = bm->data};
     db_status status = check_add(w, &page, 1);
     if (status != DB_OK)
-        return w->failed = true, status;
+        return added(w, status);
     if (w->format == DB_FILE_TIFF)
         status = db_tiff_writer_add_bitmap(w->tiff, bm, w->compression);
     else if (w->format == DB_FILE_PNG)
@@ -851,7 +851,7 @@ db_status db_doc_writer_add(db_doc_writer *w, const db_image *img, int bits)
     const char *path = w->af.path;
     db_status status = check_add(w, img, bits);
     if (status != DB_OK)
-        return w->failed = true, status;
+        return added(w, status);
     if (bits == 1) { /* every 1-bit writer takes the page packed */
         db_bitmap *bm = db_bitmap_pack(img);
         if (!bm)
