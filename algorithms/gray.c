@@ -64,6 +64,8 @@ db_status db_gray(db_stage_run *run)
         const cl_mem mems[2] = {in, out};
         return db_stage_host(run, "gray", gray_host, &j, sizeof j, mems, 2);
     }
+    if (channels == 1 && db_stage_can_forward(run))
+        return db_stage_forward(run, 0, 0);
     cl_kernel k = db_stage_kernel(run, "gray.cl", "gray_convert");
     if (!k)
         return db_error_status();

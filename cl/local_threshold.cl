@@ -123,7 +123,7 @@ kernel void wolf_final(global const double *part_var, global const int *part_min
 ** first) it writes nothing but each group's largest window variance and least
 ** gray level, as wolf_partial does. */
 #define FUSED_ITEMS 64
-#define FUSED_R 4
+#define FUSED_R 7
 #define FUSED_TW (FUSED_ITEMS * FUSED_R)
 #define FUSED_MAX_HALF 127
 

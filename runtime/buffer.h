@@ -38,7 +38,8 @@ typedef struct db_buffer {
         db_device *dev;
         cl_mem mem;
         bool valid;
-        bool aliased;        /* mem wraps the host block (a device sharing host memory) */
+        bool aliased;        /* mem is not the pool's: it wraps the host block (a device sharing host
+                             ** memory) or is another item's (db_stage_forward); released, not pooled */
         cl_event ready;      /* completes when this replica is valid; NULL = now */
     } rep[DB_ROLE_COUNT];
 } db_buffer;

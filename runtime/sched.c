@@ -165,6 +165,30 @@ static void stage_command_done(db_stage_run *run, cl_event ev, const char *name)
     run->after_host = 0;
 }
 
+bool db_stage_can_forward(const db_stage_run *run)
+{
+    return !run->dev->info.host_unified && !run->launched;
+}
+
+db_status db_stage_forward(db_stage_run *run, int in_port, int out_port)
+{
+    db_buffer *in = &run->items[run->stage->in.item[in_port]], *out = &run->items[run->stage->out.item[out_port]];
+    int r = run->dev->role;
+    if (!db_stage_can_forward(run) || !in->rep[r].valid || !in->rep[r].mem)
+        return db_fail(DB_ERR_USAGE, "stage %s cannot forward its input here", run->stage->name);
+    db_device_free(run->dev, out->rep[r].mem);
+    clRetainMemObject(in->rep[r].mem);
+    out->rep[r].mem = in->rep[r].mem;
+    out->rep[r].dev = run->dev;
+    out->rep[r].aliased = true;
+    /* The output is ready when the input is; the stage's outputs wait for run->last. */
+    if (in->rep[r].ready)
+        clRetainEvent(in->rep[r].ready);
+    run->last = in->rep[r].ready;
+    run->launched++;
+    return DB_OK;
+}
+
 /* The host code gets each buffer's address by mapping it (zero-copy where the
 ** device shares host memory), not through the native kernel's own list of
 ** memory objects: PoCL 3 substitutes the addresses of that list out of order. */

@@ -225,6 +225,14 @@ typedef void (*db_host_fn)(void *const *ptrs, const void *arg);
 db_status db_stage_host(db_stage_run *run, const char *name, db_host_fn fn, const void *arg, size_t arg_size,
                         const cl_mem *mems, int n_mems);
 
+/* Makes output `out_port` the device buffer of input `in_port` instead of
+** a copy of it, for a stage with nothing to do but copy (the gray stage on a
+** gray page). It counts as the stage's one command. Only on a device that
+** does not share host memory (elsewhere the copy is the host's and cheap);
+** db_stage_can_forward says whether this one does. */
+bool db_stage_can_forward(const db_stage_run *run);
+db_status db_stage_forward(db_stage_run *run, int in_port, int out_port);
+
 /* Enqueues `k` on the stage's compute queue over `global` (rounded up to a
 ** multiple of `local` when `local` is given; kernels check their bounds). The
 ** first launch of a stage waits for its inputs; the rest follow in queue order.
