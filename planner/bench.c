@@ -155,6 +155,12 @@ static db_status run_cell(db_context *ctx, const db_bench_options *o, int i, int
                  o->runs + 1);
         o->progress(o->user, step, o->n_images * o->n_maps * (o->runs + 1), what);
     }
+    if (o->bitmap) {
+        db_bitmap *bits = NULL;
+        db_status st = db_run_bitmap(ctx, o->algo, &o->maps[m], o->job, o->images[i], &bits, NULL, prof);
+        db_bitmap_free(bits);
+        return st;
+    }
     db_image *out = NULL;
     db_status st = db_run(ctx, o->algo, &o->maps[m], o->job, o->images[i], &out, NULL, prof);
     if (st == DB_OK && o->keep && !*o->keep && i == 0)

@@ -43,6 +43,7 @@ typedef struct db_bench_options {
     const char *const *image_names;
     int n_images;
     int runs;                /* timed runs per cell, >= 1, after one warm-up */
+    bool bitmap;             /* each run's result packed 1 bit a pixel (db_run_bitmap), not an image */
     db_progress_fn progress; /* may be NULL */
     void *user;
     db_image **keep;         /* may be NULL: receives the output of the first run (of image 0) */

@@ -145,6 +145,16 @@ def main():
             labels = sorted(e.text for e in root.iter('{http://www.w3.org/2000/svg}text') if e.get('class') == 'label')
             check(labels == ['cpu,cpu,cpu', 'gpu,cpu,gpu'], f'sauvola SVG labels {labels}')
 
+        # The 1-bit result path (packed on the GPU role's device): the same rows.
+        csv3 = os.path.join(tmp, 'bits.csv')
+        rc, out, err = run(['--algo', 'sauvola', '--maps', 'gpu', '--depth', '1', '--runs', '1', good, '--csv', csv3])
+        check(rc == 0, f'bench sauvola --depth 1 failed: {err}')
+        if rc == 0:
+            with open(csv3, newline='') as f:
+                rows = list(csv.DictReader(f))
+            # 1 map x 1 image x 2 runs x (3 stages, copies, total)
+            check(len(rows) == 2 * 5, f'sauvola --depth 1 CSV has {len(rows)} rows, expected 10')
+
         # The progress line appears on a terminal, and follows the runs' order: the warm-up of every map,
         # then a round of one timed run of each.
         def progress_lines(extra):
@@ -185,6 +195,7 @@ def main():
             'map of the wrong length': ['--algo', 'otsu', '--maps', 'gpu;cpu,gpu'],
             'even window': ['--algo', 'sauvola', '--param', 'window=4'],
             'unknown variant': ['--algo', 'sauvola', '--variant', 'magic'],
+            'depth of 2': ['--algo', 'sauvola', '--depth', '2'],
             'bad sample size': ['--algo', 'otsu', '--sample-size', '0x5'],
             'maps with --wisdom': ['--algo', 'otsu', '--maps', 'cpu', '--wisdom', os.path.join(tmp, 'w')],
             'unknown algorithm to measure': ['--algo', 'otsu,nosuch', '--wisdom', os.path.join(tmp, 'w')],

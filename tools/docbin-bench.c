@@ -38,6 +38,8 @@ static const char usage_text[] =
     "                          warm-up run\n"
     "  -p, --param NAME=VALUE  set a parameter (repeatable), e.g. --param window=25\n"
     "      --variant NAME      stats variant: sliding (default), global, global-shared, shared\n"
+    "      --depth 8|1         the result as an 8-bit image (default), or packed 1 bit a pixel as\n"
+    "                          docbin-run makes it for a 1-bit file (on a GPU, packed there)\n"
     "      --sample-size WxH   add the built-in sample page at this size as an image (repeatable)\n"
     "      --csv FILE          write every run: one row per stage, a copies and a total row\n"
     "      --svg FILE          write a box plot of the wall time per map\n"
@@ -58,11 +60,14 @@ static const char usage_text[] =
 
 enum { MAX_MAPS = 1 << DB_MAX_STAGES };
 
+enum depth { DEPTH_8, DEPTH_1 };
+static const char *const depths[] = {[DEPTH_8] = "8", [DEPTH_1] = "1", NULL};
+
 /* Everything the command line asks for. */
 typedef struct request {
     const char *algo, *maps, *variant, *csv, *svg, *cpu_spec, *gpu_spec, *wisdom, *train_howe, *model;
     cli_list params, sizes;
-    int runs;
+    int runs, depth;
     char **images;
     int n_images;
 } request;
@@ -74,6 +79,7 @@ static const cli_option options[] = {
     OPT("runs", 'n', CLI_INT, runs, .min = 1, .max = DB_PROFILE_MAX_RUNS - 1),
     OPT("param", 'p', CLI_LIST, params),
     OPT("variant", 0, CLI_STRING, variant),
+    OPT("depth", 0, CLI_CHOICE, depth, .choices = depths),
     OPT("sample-size", 0, CLI_LIST, sizes),
     OPT("csv", 0, CLI_STRING, csv),
     OPT("svg", 0, CLI_STRING, svg),
@@ -230,7 +236,7 @@ static int bench(const request *rq)
     if (st == DB_OK) {
         db_bench_options o = {.algo = algo, .job = &job, .maps = maps, .n_maps = n_maps,
                               .images = (const db_image *const *)p.images, .image_names = (const char *const *)p.names,
-                              .n_images = p.n, .runs = rq->runs ? rq->runs : 5,
+                              .n_images = p.n, .runs = rq->runs ? rq->runs : 5, .bitmap = rq->depth == DEPTH_1,
                               .progress = isatty(STDERR_FILENO) ? cli_progress : NULL};
         st = db_bench_run(ctx, &o, &b);
         cli_progress_clear();
