@@ -181,11 +181,15 @@ db_status db_stage_forward(db_stage_run *run, int in_port, int out_port)
     out->rep[r].mem = in->rep[r].mem;
     out->rep[r].dev = run->dev;
     out->rep[r].aliased = true;
-    /* The output is ready when the input is; the stage's outputs wait for run->last. */
-    if (in->rep[r].ready)
-        clRetainEvent(in->rep[r].ready);
-    run->last = in->rep[r].ready;
-    run->launched++;
+    /* A marker that completes with the inputs: what the outputs wait for, and
+    ** the stage's row in the profile. */
+    const cl_event *wl;
+    cl_uint nw = wait_list(run, &wl);
+    cl_event ev;
+    cl_int err = clEnqueueMarkerWithWaitList(run->dev->compute, nw, wl, &ev);
+    if (err != CL_SUCCESS)
+        return db_cl_check(err, "forwarding a stage's input", run->dev);
+    stage_command_done(run, ev, "forward");
     return DB_OK;
 }
 
