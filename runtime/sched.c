@@ -181,15 +181,17 @@ db_status db_stage_forward(db_stage_run *run, int in_port, int out_port)
     out->rep[r].mem = in->rep[r].mem;
     out->rep[r].dev = run->dev;
     out->rep[r].aliased = true;
-    /* A marker that completes with the inputs: what the outputs wait for, and
-    ** the stage's row in the profile. */
-    const cl_event *wl;
-    cl_uint nw = wait_list(run, &wl);
+    /* The outputs are ready when the input is. A marker waiting for nothing
+    ** gives the stage its row in the profile, at the time it took: none. */
     cl_event ev;
-    cl_int err = clEnqueueMarkerWithWaitList(run->dev->compute, nw, wl, &ev);
+    cl_int err = clEnqueueMarkerWithWaitList(run->dev->compute, 0, NULL, &ev);
     if (err != CL_SUCCESS)
         return db_cl_check(err, "forwarding a stage's input", run->dev);
     stage_command_done(run, ev, "forward");
+    clReleaseEvent(run->last);
+    if (in->rep[r].ready)
+        clRetainEvent(in->rep[r].ready);
+    run->last = in->rep[r].ready;
     return DB_OK;
 }
 

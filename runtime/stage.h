@@ -227,7 +227,7 @@ db_status db_stage_host(db_stage_run *run, const char *name, db_host_fn fn, cons
 
 /* Makes output `out_port` the device buffer of input `in_port` instead of
 ** a copy of it, for a stage with nothing to do but copy (the gray stage on a
-** gray page), with a marker as the stage's one command. Only on a device that
+** gray page); a marker is the stage's one command. Only on a device that
 ** does not share host memory (elsewhere the copy is the host's and cheap);
 ** db_stage_can_forward says whether this one does. */
 bool db_stage_can_forward(const db_stage_run *run);
