@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # docbin and its peers side by side on a machine with an NVIDIA GPU and PoCL, in one run.
 # usage: bench/device_bench.sh OUTDIR [PAGES] [DIBCO_DIR]
-#   kernels: on an A4 300 dpi gray page (docbin-synth --a4 --gray --seed 3), Sauvola and HBK
-#            through docbin-run into 1-bit and 8-bit files (the result packed on the GPU, or not);
-#            Sauvola with every stage on the GPU and on the CPU (docbin-bench, RUNS timed runs: stage device
-#            times and submission to result), beside bench/peers.py (DoxaPy one thread,
+#   kernels: on an A4 300 dpi gray page (docbin-synth --a4 --gray --seed 3), Sauvola with every
+#            stage on the GPU and on the CPU (docbin-bench, RUNS timed runs: stage device times and
+#            submission to result; on the GPU also the 1-bit result, packed there: --depth 1),
+#            beside bench/peers.py (DoxaPy one thread,
 #            scikit-image, cuCIM on the GPU, OpenCV); HBK on the RGB A4 page; DBS on a
 #            4096x3072 picture; Howe on the DIBCO pages in DIBCO_DIR (default .dev/dibco).
 #   start-up: process start to file for one Sauvola page, beside clinfo -l, 5 times each.
@@ -47,26 +47,12 @@ stage() { # ALGO MAP PAGE NAME [options]: one line per stage and the wall time
         /^ +[a-z+]+ +[a-z-]+ +[0-9.]+ ms/ { printf "bench kernel=%s map=%s stage=%s ms=%s range=%s-%s\n", n, m, $1, $3, $5, $7 }' \
         | tr -d '()' | tee -a "$log"
 }
-# The same page through docbin-run into a 1-bit file (the result packed on the GPU, db_run_bitmap)
-# and into an 8-bit one (db_run): --profile's medians of runs 2..N+1, the result's way back
-# (packing included) and submission to result.
-packed() { # ALGO PAGE NAME
-    local ext
-    for ext in png pgm; do
-        $run --algo $1 --map gpu --profile --repeat $((runs + 1)) $2 -o /tmp/packed.$ext 2>&1 |
-            awk -v n="$3-$([ $ext = png ] && echo 1bit || echo 8bit)" '
-            /^<- |^wall/ && match($0, /[0-9.]+ +\([0-9.]+ - [0-9.]+\)/) {
-                split(substr($0, RSTART, RLENGTH), v, /[ ()-]+/)
-                printf "bench kernel=%s map=gpu stage=%s ms=%s range=%s-%s\n", n, $1 == "wall" ? "total" : "result-back", v[1], v[2], v[3] }' |
-            tee -a "$log"
-    done
-}
 if part kernels; then
-packed sauvola $a4 sauvola-a4
-packed hbk $a4rgb hbk-a4
 stage sauvola gpu $a4 sauvola-a4
+stage sauvola gpu $a4 sauvola-a4-1bit --depth 1
 stage sauvola cpu $a4 sauvola-a4
 stage hbk gpu $a4rgb hbk-a4
+stage hbk gpu $a4rgb hbk-a4-1bit --depth 1
 stage dbs gpu $photo dbs-4096x3072 --runs 5
 for p in "$dibco"/*.png; do [ -e "$p" ] && stage howe gpu "$p" "howe-$(basename "$p" .png)" --runs 5; done
 python3 bench/peers.py $a4 $runs 2>&1 | tee -a "$log"

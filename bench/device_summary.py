@@ -51,6 +51,9 @@ def main():
     if cu and ('gpu', 'total') in sauvola:
         print(f"Sauvola on the gpu role, submission to result, against cuCIM host to host: "
               f"{float(cu['ms']) / sauvola[('gpu', 'total')]:.2f}x.")
+    bits = [float(k['ms']) for k in kernels if k['kernel'] == 'sauvola-a4-1bit' and k['stage'] == 'total']
+    if cu and bits:
+        print(f"The same with the result packed 1 bit a pixel on the GPU: {float(cu['ms']) / bits[0]:.2f}x.")
     if png:
         print('\n## Codecs, one A4 page (Group 4: its Sauvola result)\n\n| step | ms (min - max) |\n|---|---|')
         for name, f in png.items():
