@@ -56,9 +56,9 @@ static size_t group_size(const db_job *job)
 
 /* Runs the global loop. Iterations are enqueued in growing rounds (4, 8, 16
 ** ...) and the flag read after each: kernels of iterations past convergence
-** return at once. Most pages converge within the first round: a first round
-** of 2 took 8% longer over eight DIBCO pages and the A4 page on an H100, for
-** the read and the launches of a second (bench/results/hbk-h100.md). */
+** return at once. Most pages converge within a first round of four; a
+** shorter one costs them a read and a second round's launches
+** (bench/results/kernels-h100.md, "HBK"). */
 static db_status kmeans_impl(db_stage_run *run, int gpu)
 {
     const db_job *job = db_stage_job(run);
