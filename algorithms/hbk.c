@@ -42,16 +42,18 @@ static const db_item items[N_ITEMS] = {
     [BINARY] = {"binary", DB_ITEM_PIXELS, 1, "0 = ink, 255 = background", NULL},
 };
 
-/* Work-group size of the GPU kernel: an eighth of the block's pixels, each
-** work-item holding 8 (cl/hbk.cl's MAX_PER_ITEM; at most MAX_GROUP work-items),
-** or 32 work-items where the block has as many pixels but not eight times as
-** many. On an H100, kmeans on the A4 page took 2.15 ms with a pixel a
-** work-item (256 for blocks of 16), 0.88 with 4 and 0.71 with 8: each pass sums
-** over fewer work-items, in fewer levels (bench/results/hbk-h100.md). */
+/* Work-group size of the GPU kernel: a sixteenth of the block's pixels, each
+** work-item holding 16 (cl/hbk.cl's MAX_PER_ITEM; at most MAX_GROUP work-items),
+** or 32 work-items where the block has as many pixels but not sixteen times as
+** many. Each local pass sums over the group's work-items in local memory, so
+** fewer work-items sum in fewer levels, until too few are left to hide the
+** loads: on an H100, kmeans on the A4 page (blocks of 32) took 0.43 ms with 8
+** pixels a work-item, 0.39 with 16 and 0.62 with 32
+** (bench/results/kernels-h100.md, "HBK"). */
 static size_t group_size(const db_job *job)
 {
     size_t px = (size_t)block_of(job) * (size_t)block_of(job);
-    return px / 8 >= 32 ? px / 8 : px < 32 ? px : 32;
+    return px / 16 >= 32 ? px / 16 : px < 32 ? px : 32;
 }
 
 /* Runs the global loop. Iterations are enqueued in growing rounds (4, 8, 16

@@ -17,7 +17,7 @@
 #define S_PASSES 8
 #define ACC 9
 #define MAX_GROUP 256
-#define MAX_PER_ITEM 8
+#define MAX_PER_ITEM 16
 /* docs/hbk.md §§3-4: a block whose |mu0 - mu1|^2 is under FLAT_RATIO
 ** (w0/n0 + w1/n1) is flat, under ONE_MODE_RATIO (w0/n0 + w1/n1) a single mode. */
 #define FLAT_RATIO 8
