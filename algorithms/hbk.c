@@ -47,9 +47,7 @@ static const db_item items[N_ITEMS] = {
 ** or 32 work-items where the block has as many pixels but not sixteen times as
 ** many. Each local pass sums over the group's work-items in local memory, so
 ** fewer work-items sum in fewer levels, until too few are left to hide the
-** loads: on an H100, kmeans on the A4 page (blocks of 32) took 0.43 ms with 8
-** pixels a work-item, 0.39 with 16 and 0.62 with 32
-** (bench/results/kernels-h100.md, "HBK"). */
+** loads (8, 16 and 32 pixels a work-item compared: bench/results/kernels-h100.md). */
 static size_t group_size(const db_job *job)
 {
     size_t px = (size_t)block_of(job) * (size_t)block_of(job);

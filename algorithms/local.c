@@ -208,11 +208,10 @@ static db_status threshold_impl(db_stage_run *run, method m)
 ** a group, each taking FUSED_R neighbouring windows of a row, FUSED_BAND rows
 ** a group. Each work-item sums its first window from local memory at a stride
 ** of FUSED_R words between neighbouring work-items: an odd stride meets each
-** of a GPU's 32 banks once, an even one makes work-items wait on each other
-** (4 took twice as long as 3). Wider strips share the halo among more
+** of a GPU's 32 banks once, an even one makes work-items wait on each other.
+** Wider strips share the halo among more
 ** windows; bands of 16 rows keep enough groups in flight for the row loop's
-** latency (an A4 page at window 75 on an H100: 0.142 ms, 7 by 16, against
-** 0.227 with 4 by 32: bench/results/kernels-h100.md). */
+** latency (the shapes compared: bench/results/kernels-h100.md). */
 enum { FUSED_ITEMS = 64, FUSED_R = 7, FUSED_BAND = 16, FUSED_MAX_HALF = 127 };
 
 /* Stats and threshold fused, on a device: one kernel (Wolf: two, with the
