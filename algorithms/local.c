@@ -209,9 +209,9 @@ static db_status threshold_impl(db_stage_run *run, method m)
 ** a group. Each work-item sums its first window from local memory at a stride
 ** of FUSED_R words between neighbouring work-items: an odd stride meets each
 ** of a GPU's 32 banks once, an even one makes work-items wait on each other.
-** Wider strips share the halo among more
-** windows; bands of 16 rows keep enough groups in flight for the row loop's
-** latency (the shapes compared: bench/results/kernels-h100.md). */
+** Wider strips share the halo among more windows; bands of 16 rows keep
+** enough groups in flight for the row loop's latency (the shapes compared:
+** bench/results/kernels-h100.md). */
 enum { FUSED_ITEMS = 64, FUSED_R = 7, FUSED_BAND = 16, FUSED_MAX_HALF = 127 };
 
 /* Stats and threshold fused, on a device: one kernel (Wolf: two, with the
