@@ -69,6 +69,17 @@ uint8_t *db_g4_encode(const uint8_t *rows, size_t stride, int width, int height,
 ** exact value. */
 double db_dpi_from_whole_units(unsigned long per_unit, double unit_inches);
 
+/* TIFF LZW (runtime/lzw.c). The decoded bytes go to work + DB_LZW_BEFORE;
+** the decoder uses the DB_LZW_BEFORE bytes before them and DB_LZW_AFTER
+** after the `want` bytes as scratch. */
+enum { DB_LZW_BEFORE = 256, DB_LZW_AFTER = 4096 + 32 };
+
+/* Decodes the `n` bytes of one LZW-compressed strip or tile into `want` bytes:
+** their start, or NULL for a stream that is not plainly well-formed (an
+** undefined code, too few codes, the old bit order), which libtiff then
+** decodes for its verdict. */
+uint8_t *db_lzw_decode(const uint8_t *in, size_t n, uint8_t *work, size_t want);
+
 /* Decodes a PNG held in memory into an 8-bit gray or RGB image (alpha is
 ** composited over white), with the resolution of its pHYs chunk. NULL and an
 ** error naming `name` on failure. */

@@ -616,6 +616,59 @@ static db_status decoded_whole(const db_tiff *t, int page)
                      "(libtiff: %s); re-export the file", t->io.warning);
 }
 
+/* Where LZW blocks are decoded by docbin's decoder (db_lzw_decode) rather
+** than libtiff's: samples of up to 8 bits (no byte swapping after decoding),
+** no predictor or horizontal differencing of 8-bit samples, and the usual
+** bit order. `raw` holds a block's bytes when the file is read on demand. */
+struct lzw_path {
+    bool on;
+    bool differenced;   /* horizontal differencing: add each sample to the one `stride` before */
+    int stride;
+    uint8_t *raw;
+    size_t raw_size;
+};
+
+static void lzw_setup(TIFF *tif, const struct layout *l, struct lzw_path *z)
+{
+    uint16_t predictor = PREDICTOR_NONE, fill = FILLORDER_MSB2LSB;
+    TIFFGetFieldDefaulted(tif, TIFFTAG_PREDICTOR, &predictor);
+    TIFFGetFieldDefaulted(tif, TIFFTAG_FILLORDER, &fill);
+    *z = (struct lzw_path){
+        .on = l->compression == COMPRESSION_LZW && l->bps <= 8 && fill == FILLORDER_MSB2LSB
+              && (predictor == PREDICTOR_NONE || (predictor == PREDICTOR_HORIZONTAL && l->bps == 8)),
+        .differenced = predictor == PREDICTOR_HORIZONTAL,
+        .stride = l->planar == PLANARCONFIG_SEPARATE ? 1 : l->spp,
+    };
+}
+
+/* Decodes strip or tile `index` into `dst` (`size` bytes, of which the block
+** fills `want`, in rows of `row_bytes`): the bytes decoded, or -1 when
+** libtiff failed. */
+static tmsize_t read_block(db_tiff *t, struct lzw_path *z, uint32_t index, bool tiled, uint8_t *dst,
+                           tmsize_t size, size_t want, size_t row_bytes)
+{
+    TIFF *tif = t->tif;
+    if (z->on) {
+        uint64_t offset = TIFFGetStrileOffset(tif, index), count = TIFFGetStrileByteCount(tif, index);
+        const uint8_t *in = NULL;
+        size_t got = 0;
+        if (t->io.src->bytes) { /* check_striles: inside the file */
+            in = t->io.src->bytes + offset;
+            got = (size_t)count;
+        } else if (count <= z->raw_size && db_source_read(t->io.src, offset, z->raw, (size_t)count, &got) == DB_OK) {
+            in = z->raw;
+        }
+        if (in && db_lzw_decode(in, got, dst - DB_LZW_BEFORE, want)) {
+            if (z->differenced)
+                for (size_t r = 0; r + row_bytes <= want; r += row_bytes)
+                    for (size_t i = (size_t)z->stride; i < row_bytes; i++)
+                        dst[r + i] = (uint8_t)(dst[r + i] + dst[r + i - (size_t)z->stride]);
+            return (tmsize_t)want;
+        }
+    }
+    return tiled ? TIFFReadEncodedTile(tif, index, dst, size) : TIFFReadEncodedStrip(tif, index, dst, size);
+}
+
 /* Decodes every strip or tile of the current page into `img`. */
 static db_status decode_page(db_tiff *t, int page, const struct layout *l, db_image *img)
 {
@@ -635,9 +688,18 @@ static db_status decode_page(db_tiff *t, int page, const struct layout *l, db_im
     }
     if (block_size <= 0 || row_bytes <= 0 || block_w == 0 || block_h == 0)
         return libtiff_failed(t, page, "its strip or tile size is invalid");
+    struct lzw_path z;
+    lzw_setup(tif, l, &z);
+    uint32_t blocks = tiled ? TIFFNumberOfTiles(tif) : TIFFNumberOfStrips(tif);
+    if (z.on && !t->io.src->bytes) /* the largest block's bytes (check_striles: each inside the file) */
+        for (uint32_t i = 0; i < blocks; i++)
+            if (TIFFGetStrileByteCount(tif, i) > z.raw_size)
+                z.raw_size = (size_t)TIFFGetStrileByteCount(tif, i);
+    /* Each plane's buffer, with the LZW decoder's scratch around it. */
+    size_t before = z.on ? DB_LZW_BEFORE : 0, plane_size = before + (size_t)block_size + (z.on ? DB_LZW_AFTER : 0);
     char what[1200];
     where(t, page, what, sizeof what);
-    unsigned long long work = (unsigned long long)block_size * (unsigned long long)planes
+    unsigned long long work = (unsigned long long)plane_size * (unsigned long long)planes + z.raw_size
                               + (unsigned long long)block_w * l->spp * sizeof(uint16_t) + sizeof(struct tables);
     if (db_codec_check_bytes(work, tiled ? "decoding a TIFF tile" : "decoding a TIFF strip", what) != DB_OK)
         return db_error_status();
@@ -646,20 +708,22 @@ static db_status decode_page(db_tiff *t, int page, const struct layout *l, db_im
     struct tables *tab = malloc(sizeof *tab);
     uint16_t *samples = malloc((size_t)block_w * l->spp * sizeof *samples);
     uint8_t **planes_buf = calloc((size_t)planes, sizeof *planes_buf);
-    uint8_t *buffer = malloc((size_t)block_size * (size_t)planes);
-    if (!tab || !samples || !planes_buf || !buffer) {
+    uint8_t *buffer = malloc(plane_size * (size_t)planes);
+    z.raw = z.raw_size ? malloc(z.raw_size) : NULL;
+    if (!tab || !samples || !planes_buf || !buffer || (z.raw_size && !z.raw)) {
         status = db_fail(DB_ERR_NOMEM, "%s: out of memory decoding the TIFF", what);
         goto done;
     }
     make_tables(l, tab);
     for (int p = 0; p < planes; p++)
-        planes_buf[p] = buffer + (size_t)p * (size_t)block_size;
+        planes_buf[p] = buffer + (size_t)p * plane_size + before;
     struct block b = { .planes = planes_buf, .row_bytes = (size_t)row_bytes };
     if (tiled) {
         for (uint32_t y = 0; y < l->height && status == DB_OK; y += block_h)
             for (uint32_t x = 0; x < l->width && status == DB_OK; x += block_w) {
                 for (int p = 0; p < planes && status == DB_OK; p++)
-                    if (TIFFReadTile(tif, planes_buf[p], x, y, 0, (uint16_t)p) < 0)
+                    if (read_block(t, &z, TIFFComputeTile(tif, x, y, 0, (uint16_t)p), true, planes_buf[p],
+                                   block_size, (size_t)block_size, (size_t)row_bytes) < 0)
                         status = libtiff_failed(t, page, "a tile cannot be decoded");
                     else
                         status = decoded_whole(t, page);
@@ -671,7 +735,7 @@ static db_status decode_page(db_tiff *t, int page, const struct layout *l, db_im
                     convert_block(l, tab, &b, samples, img);
             }
     } else {
-        uint32_t strips = TIFFNumberOfStrips(tif) / (uint32_t)planes;
+        uint32_t strips = blocks / (uint32_t)planes;
         for (uint32_t s = 0; s < strips && status == DB_OK; s++) {
             uint32_t y = s * block_h;
             if (y >= l->height)
@@ -680,22 +744,25 @@ static db_status decode_page(db_tiff *t, int page, const struct layout *l, db_im
             b.y0 = y;
             b.width = l->width;
             b.rows = l->height - y < block_h ? l->height - y : block_h;
+            size_t want = (size_t)b.rows * (size_t)row_bytes;
             for (int p = 0; p < planes && status == DB_OK; p++) {
-                tmsize_t n = TIFFReadEncodedStrip(tif, s + (uint32_t)p * strips, planes_buf[p], block_size);
+                tmsize_t n = read_block(t, &z, s + (uint32_t)p * strips, false, planes_buf[p], block_size, want,
+                                        (size_t)row_bytes);
                 if (n < 0)
                     status = libtiff_failed(t, page, "a strip cannot be decoded");
                 else if (decoded_whole(t, page) != DB_OK)
                     status = db_error_status();
-                else if ((size_t)n < (size_t)b.rows * (size_t)row_bytes)
+                else if ((size_t)n < want)
                     status = page_fail(t, page, DB_ERR_FORMAT, "truncated TIFF: strip %u holds %lld bytes, "
                                        "its %u rows need %llu; re-export the file", s + 1, (long long)n,
-                                       b.rows, (unsigned long long)b.rows * (unsigned long long)row_bytes);
+                                       b.rows, (unsigned long long)want);
             }
             if (status == DB_OK)
                 convert_block(l, tab, &b, samples, img);
         }
     }
 done:
+    free(z.raw);
     free(buffer);
     free(planes_buf);
     free(samples);
