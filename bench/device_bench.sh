@@ -15,7 +15,8 @@
 #            beside OpenCV in as many processes as cores (bench/opencv_batch.py);
 #            docbin's PNG decode and encode through libdeflate and libpng, and its Group 4 encode
 #            against libtiff's on a Sauvola result (codec_bench).
-#   PARTS picks among "kernels startup batches" (default all three). With BASE=PATH (another
+#   PARTS picks among "kernels startup batches" (default all three); ONLY=REGEX runs only the
+#   batches whose names match. With BASE=PATH (another
 #   build's docbin-run), every batch also runs with it, just before, as an A/B in one call.
 #   Every line that matters starts with "bench ", "peer ", "png " or "g4 " (OUTDIR/bench.log);
 #   bench/device_summary.py makes the tables.
@@ -97,6 +98,7 @@ $run --algo sauvola --map cpu $pages/png/p0001.png -o /tmp/p0001-bin.png
 $build/codec_bench $pages/png/p0001.png 20 /tmp/p0001-bin.png | tee -a "$log"
 batch() { # NAME INPUT_DIR OPTIONS...: one timed batch, process start to end, and its steady rate
     local name=$1 dir=$2 who exe; shift 2
+    [[ -n "${ONLY:-}" && ! "$name" =~ $ONLY ]] && return 0
     for who in ${BASE:+base} new; do
         exe=$run; [ "$who" = base ] && exe=$BASE
         rm -rf /tmp/bout
@@ -122,13 +124,14 @@ done
 # Long batches: the same pages three times over (linked under other names), for the steady rate
 # of a batch that has left its start far behind.
 long=/tmp/pages-long
-for f in png raw jpg; do
+for f in png lzw raw jpg; do
     mkdir -p $long/$f
     for i in 1 2 3; do for p in $pages/$f/*; do ln -sf "$p" "$long/$f/r$i-${p##*/}"; done; done
 done
 n0=$n; n=$((3 * n0))
 for round in 1 2; do
     batch long-sauvola-png-to-png $long/png --algo sauvola --map gpu
+    batch long-sauvola-lzw-to-g4 $long/lzw --algo sauvola --map gpu --format tif
     batch long-sauvola-raw-to-g4 $long/raw --algo sauvola --map gpu --format tif
     batch long-sauvola-jpg-to-g4 $long/jpg --algo sauvola --map gpu --format tif
 done
