@@ -7,9 +7,11 @@
 ** sums a pixel between the stages cost a write and a read of 130 MB. Here
 ** the process's workers (runtime/parallel.c) take bands of rows; each slides
 ** the window down its band with column sums and along each row with running
-** sums, then thresholds the row in a loop the compiler vectorises. The arithmetic is that of
-** cl/local_threshold.cl operation for operation (IEEE division and square
-** root in double, no contraction), so every map gives the same image.
+** sums, then thresholds the row in loops the compiler vectorises: a cheap
+** estimate decides the pixels far from their threshold, and the arithmetic of
+** cl/local_threshold.cl, operation for operation (IEEE division and square
+** root in double, no contraction), decides the rest (screen_row), so every
+** map gives the same image.
 */
 #include <assert.h>
 #include <float.h>
@@ -25,54 +27,115 @@ typedef struct band {
     const uint8_t *gray;
     uint8_t *out;
     int y0, y1;
-    uint64_t *work;   /* ROWS rows of 8 bytes a pixel: column sums, window sums, widths, counts */
+    uint64_t *work;   /* ROWS rows of 8 bytes a pixel: column sums, window sums, widths, counts, reciprocals, flags */
     int pass;         /* Wolf: 0 finds the extremes, 1 thresholds; others: 1 only */
     double gmin, max_s; /* pass 1's inputs (Wolf) */
     double var_max;   /* pass 0's results */
     int gray_min;
 } band;
 
-/* A band's working rows, in 8 bytes a pixel: four rows of 32-bit sums, two of doubles. */
-enum { ROWS = 4 };
+/* A band's working rows, in 8 bytes a pixel: four rows of 32-bit sums, three of
+** doubles, one of flags. */
+enum { ROWS = 6 };
 
-/* Thresholds one row of n pixels from its window sums and counts. Separate
-** loops per method, without branches, so that they vectorise; the
-** operations and their order are the kernel's. */
+/* The kernel's threshold at one pixel, operation for operation: the exact
+** value every map compares with. */
+static double exact_threshold(const db_local_args *a, const band *b, uint32_t s, uint32_t q, double cnt)
+{
+    const double k = a->k;
+    double m = (double)s / cnt, var = (double)q / cnt - m * m;
+    switch (a->method) {
+    case DB_LOCAL_NIBLACK:
+        return m + k * sqrt(var);
+    case DB_LOCAL_SAUVOLA:
+        return m * (1.0 + k * ((sqrt(var) / 128.0) - 1.0));
+    case DB_LOCAL_NICK:
+        return m + k * sqrt(var + m * m);
+    default:
+        return m - k * (1.0 - (sqrt(var) / b->max_s)) * (m - b->gmin);
+    }
+}
+
+/* Two double divisions and a double square root a pixel bound the exact
+** threshold by the cores' dividers. Most pixels lie far from their threshold,
+** so a cheap estimate decides them: the sums times the window's reciprocal,
+** and a single-precision square root. Against the exact value:
+** - the mean is off by at most 3 ulp of 255 (1e-13), E[x^2] by 3 ulp of
+**   255^2, and the variance (NICK: var + m^2), with its roundings, by 1e-10;
+** - so its root by at most sqrt(1e-10) = 1e-5 (near 0, where the root is
+**   steepest), plus 2.3e-5 (1.5 float ulp of 255) through the float: < 1e-4;
+** - so the threshold by at most 1e-4 |k| (Niblack, NICK), 2e-4 |k| (Sauvola:
+**   m/128 < 2) or 0.0255 |k| / max_s (Wolf), plus 1e-12 (1 + |k|).
+** A pixel whose gray level is more than the margin (about ten times that)
+** from the estimate is on the same side of the exact threshold; the others
+** take the exact path, as does anything not finite (a variance estimated
+** below 0 gives NaN; the exact one never is: it is 0 for a flat window, else
+** at least 1/n^2, far above its rounding). */
+static double screen_margin(const db_local_args *a, const band *b)
+{
+    double k = fabs(a->k);
+    return a->method == DB_LOCAL_WOLF ? 1e-3 * (1.0 + k) * (1.0 + 255.0 / b->max_s) : 1e-3 * (1.0 + k);
+}
+
+/* Decides one row of n pixels from its window sums and the reciprocals of
+** the windows' pixel counts; flags in `unsure` the pixels it cannot decide.
+** Separate loops per method, without branches, so that they vectorise. */
 __attribute__((target_clones("avx512f", "avx2", "default")))
-static void threshold_row(const db_local_args *a, const band *b, const uint8_t *g, const uint32_t *s,
-                          const uint32_t *q, const double *cnt, uint8_t *out, int n)
+static void screen_row(const db_local_args *a, const band *b, double margin, const uint8_t *g, const uint32_t *s,
+                       const uint32_t *q, const double *inv, uint8_t *out, uint8_t *unsure, int n)
 {
     const double k = a->k;
     switch (a->method) {
     case DB_LOCAL_NIBLACK:
         for (int x = 0; x < n; x++) {
-            double m = (double)s[x] / cnt[x], var = (double)q[x] / cnt[x] - m * m;
-            double t = m + k * sqrt(var);
-            out[x] = (double)g[x] <= t ? 0 : 255;
+            double m = (double)s[x] * inv[x], var = (double)q[x] * inv[x] - m * m;
+            double t = m + k * (double)sqrtf((float)var), d = (double)g[x] - t;
+            out[x] = d <= 0 ? 0 : 255;
+            unsure[x] = !(fabs(d) > margin);
         }
         break;
     case DB_LOCAL_SAUVOLA:
         for (int x = 0; x < n; x++) {
-            double m = (double)s[x] / cnt[x], var = (double)q[x] / cnt[x] - m * m;
-            double t = m * (1.0 + k * ((sqrt(var) / 128.0) - 1.0));
-            out[x] = (double)g[x] <= t ? 0 : 255;
+            double m = (double)s[x] * inv[x], var = (double)q[x] * inv[x] - m * m;
+            double t = m * (1.0 + k * ((double)sqrtf((float)var) * (1.0 / 128.0) - 1.0)), d = (double)g[x] - t;
+            out[x] = d <= 0 ? 0 : 255;
+            unsure[x] = !(fabs(d) > margin);
         }
         break;
     case DB_LOCAL_NICK:
         for (int x = 0; x < n; x++) {
-            double m = (double)s[x] / cnt[x], var = (double)q[x] / cnt[x] - m * m;
-            double t = m + k * sqrt(var + m * m);
-            out[x] = (double)g[x] <= t ? 0 : 255;
+            double m = (double)s[x] * inv[x], sq = (double)q[x] * inv[x] - m * m + m * m;
+            double t = m + k * (double)sqrtf((float)sq), d = (double)g[x] - t;
+            out[x] = d <= 0 ? 0 : 255;
+            unsure[x] = !(fabs(d) > margin);
         }
         break;
     default: {
-        const double gmin = b->gmin, max_s = b->max_s;
+        const double gmin = b->gmin, inv_max_s = 1.0 / b->max_s;
         for (int x = 0; x < n; x++) {
-            double m = (double)s[x] / cnt[x], var = (double)q[x] / cnt[x] - m * m;
-            double t = m - k * (1.0 - (sqrt(var) / max_s)) * (m - gmin);
-            out[x] = (double)g[x] <= t ? 0 : 255;
+            double m = (double)s[x] * inv[x], var = (double)q[x] * inv[x] - m * m;
+            double t = m - k * (1.0 - (double)sqrtf((float)var) * inv_max_s) * (m - gmin), d = (double)g[x] - t;
+            out[x] = d <= 0 ? 0 : 255;
+            unsure[x] = !(fabs(d) > margin);
         }
     }
+    }
+}
+
+/* Thresholds one row: the screen, then the exact threshold where it was unsure. */
+static void threshold_row(const db_local_args *a, const band *b, const uint8_t *g, const uint32_t *s,
+                          const uint32_t *q, const double *cnt, const double *inv, uint8_t *unsure, uint8_t *out,
+                          int n)
+{
+    screen_row(a, b, screen_margin(a, b), g, s, q, inv, out, unsure, n);
+    for (int x = 0; x < n; x++) {
+        uint64_t eight;
+        if (x + 8 <= n && (memcpy(&eight, unsure + x, 8), eight == 0)) { /* most rows: nothing to redo */
+            x += 7;
+            continue;
+        }
+        if (unsure[x])
+            out[x] = (double)g[x] <= exact_threshold(a, b, s[x], q[x], cnt[x]) ? 0 : 255;
     }
 }
 
@@ -152,7 +215,9 @@ static void run_band(band *b)
     ** of squares too (at most 255^4 < 2^32), fits 32 bits, and a vector holds
     ** twice as many as of 64. */
     uint32_t *cs = (uint32_t *)b->work, *cq = cs + w, *s = cq + w, *q = s + w;
-    double *cols = (double *)(q + w), *cnt = cols + w;
+    double *cols = (double *)(q + w), *cnt = cols + w, *inv = cnt + w;
+    uint8_t *unsure = (uint8_t *)(inv + w);
+    double inv_rows = 0; /* the window height `inv` holds */
     memset(cs, 0, 2 * (size_t)w * sizeof *cs);
     /* The clipped window's width at each column does not change from row to row. */
     for (int x = 0; x < w; x++)
@@ -169,13 +234,18 @@ static void run_band(band *b)
         row_sums(cs, cq, s, q, w, r);
         for (int x = 0; x < w; x++)
             cnt[x] = rows * cols[x]; /* exact: a product of integers below 2^53 */
+        if (b->pass == 1 && rows != inv_rows) { /* the window's height changes only near the top and bottom */
+            for (int x = 0; x < w; x++)
+                inv[x] = 1.0 / cnt[x];
+            inv_rows = rows;
+        }
         const uint8_t *g = b->gray + (size_t)y * w;
         if (b->pass == 0) {
             b->var_max = row_var_max(s, q, cnt, w, b->var_max);
             for (int x = 0; x < w; x++)
                 b->gray_min = g[x] < b->gray_min ? g[x] : b->gray_min;
         } else {
-            threshold_row(a, b, g, s, q, cnt, b->out + (size_t)y * w, w);
+            threshold_row(a, b, g, s, q, cnt, inv, unsure, b->out + (size_t)y * w, w);
         }
     }
 }
