@@ -13,8 +13,8 @@
 #            (each with its steady rate and busy shares, bench/batch_timeline.py --brief), and
 #            the Sauvola batches again over the pages three times over (long-*),
 #            beside OpenCV in as many processes as cores (bench/opencv_batch.py);
-#            docbin's PNG decode and encode through libdeflate and libpng, and its Group 4 encode
-#            against libtiff's on a Sauvola result (codec_bench).
+#            docbin's PNG decode and encode through libdeflate and libpng, its Group 4 encode
+#            against libtiff's on a Sauvola result, and its LZW decode against libtiff's (codec_bench).
 #   PARTS picks among "kernels startup batches" (default all three); ONLY=REGEX runs only the
 #   batches whose names match. With BASE=PATH (another
 #   build's docbin-run), every batch also runs with it, just before, as an A/B in one call.
@@ -95,7 +95,7 @@ with Pool(os.cpu_count()) as p:
 PY
 fi
 $run --algo sauvola --map cpu $pages/png/p0001.png -o /tmp/p0001-bin.png
-$build/codec_bench $pages/png/p0001.png 20 /tmp/p0001-bin.png | tee -a "$log"
+$build/codec_bench $pages/png/p0001.png 20 /tmp/p0001-bin.png $pages/lzw/p0001.tif | tee -a "$log"
 batch() { # NAME INPUT_DIR OPTIONS...: one timed batch, process start to end, and its steady rate
     local name=$1 dir=$2 who exe; shift 2
     [[ -n "${ONLY:-}" && ! "$name" =~ $ONLY ]] && return 0

@@ -23,7 +23,7 @@ def main():
         elif line.startswith('peer ') and 'ms=' in line:
             f = fields(line)
             peers[line.split()[1]] = f
-        elif line.startswith(('png ', 'g4 ')):
+        elif line.startswith(('png ', 'g4 ', 'lzw ')):
             png[' '.join(line.split()[:2])] = fields(line)
         elif line.startswith('bench startup'):
             startup.append(fields(line))
