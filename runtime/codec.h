@@ -62,6 +62,13 @@ static inline uint8_t db_over_white(unsigned c, unsigned a)
 ** malloc'ed buffer of *size bytes, or NULL when memory is short. */
 uint8_t *db_g4_encode(const uint8_t *rows, size_t stride, int width, int height, size_t *size);
 
+/* The encoder's codes for cl/g4.cl, each its bits << 4 | its length: the
+** terminating codes of white and black runs, their make-up codes, the
+** shared make-up codes, the vertical modes from -3 to 3, pass, horizontal,
+** EOL. */
+enum { DB_G4_CODES = 64 + 64 + 27 + 27 + 13 + 7 + 3 };
+void db_g4_codes(uint32_t codes[DB_G4_CODES]);
+
 /* The resolution in dpi of `per_unit` dots per unit of `unit_inches` inches
 ** where files store whole numbers (PNG's dots per metre, JFIF's per
 ** centimetre): the whole dpi nearest to it when that dpi stores as the same

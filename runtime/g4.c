@@ -63,6 +63,19 @@ static const code shared_makeup[13] = {
 static const code vertical[7] = {{0x2, 7}, {0x2, 6}, {0x2, 3}, {0x1, 1}, {0x3, 3}, {0x3, 6}, {0x3, 7}};
 static const code pass = {0x1, 4}, horizontal = {0x1, 3}, eol = {0x1, 12};
 
+void db_g4_codes(uint32_t codes[DB_G4_CODES])
+{
+    /* The layout cl/g4.cl's G4_* offsets name. */
+    static const struct { const code *c; int n; } tables[] = {
+        {white_term, 64}, {black_term, 64}, {white_makeup, 27}, {black_makeup, 27}, {shared_makeup, 13},
+        {vertical, 7}, {&pass, 1}, {&horizontal, 1}, {&eol, 1},
+    };
+    int at = 0;
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+        for (int i = 0; i < tables[t].n; i++, at++)
+            codes[at] = (uint32_t)tables[t].c[i].bits << 4 | tables[t].c[i].len;
+}
+
 /* The output: bytes written so far, and bits not yet a whole byte. */
 typedef struct writer {
     uint8_t *out;

@@ -3,7 +3,9 @@
 ** pages of many widths and patterns (single pixels, long runs that need the
 ** make-up codes past 2560, edges that move by a few pixels a row, noise), the
 ** stream is byte for byte the one libtiff's own encoder writes for the same
-** rows, and libtiff decodes it back to the same pixels.
+** rows, and libtiff decodes it back to the same pixels; and the stream coded on
+** the gpu role's device (runtime/g4_device.c, cl/g4.cl) is the same, byte for
+** byte (that part skips, with a note, where no OpenCL device opens).
 */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -14,6 +16,7 @@
 #include <tiffio.h>
 #include <unistd.h>
 #include "runtime/codec.h"
+#include "runtime/g4_device.h"
 #include "tests/testutil.h"
 
 enum pattern { WHITE, BLACK, NOISE, SPARSE, DENSE, STRIPES, EDGES, RUNS, PATTERNS };
@@ -143,9 +146,30 @@ static void quiet(const char *module, const char *fmt, va_list ap)
     (void)module, (void)fmt, (void)ap;
 }
 
+/* The stream the device codes for `white` (1 for white), or NULL. */
+static uint8_t *on_device(db_device *d, const uint8_t *white, size_t stride, int w, int h, size_t *n)
+{
+    cl_int err;
+    cl_mem rows = clCreateBuffer(d->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)h * stride,
+                                 (void *)white, &err);
+    uint8_t *out = NULL;
+    if (err == CL_SUCCESS && db_g4_encode_device(d, rows, w, h, stride, NULL, NULL, "test", &out, n) != DB_OK)
+        fprintf(stderr, "%s\n", db_error_message());
+    if (rows)
+        clReleaseMemObject(rows);
+    return out;
+}
+
 int main(void)
 {
     TIFFSetWarningHandler(quiet);
+    db_context *ctx = NULL;
+    db_device *dev = NULL;
+    if (db_context_open(NULL, NULL, &ctx) == DB_OK)
+        dev = db_context_device(ctx, DB_ROLE_GPU);
+    if (!dev)
+        printf("note: no gpu role device (%s): the device's coding is not checked\n", db_error_message());
+    int device_cases = 0;
     static const int widths[] = {1, 2, 7, 8, 9, 31, 63, 64, 65, 100, 127, 1000, 2516, 2561, 2600, 5200, 6000};
     uint32_t rng = 7;
     int cases = 0;
@@ -159,6 +183,14 @@ int main(void)
             for (size_t i = 0; i < (size_t)h * stride; i++)
                 white[i] = (uint8_t)~rows[i];
             uint8_t *ours = db_g4_encode(white, stride, w, h, &n);
+            if (dev && ours) {
+                size_t dn = 0;
+                uint8_t *coded = on_device(dev, white, stride, w, h, &dn);
+                CHECK(coded && dn == n && !memcmp(coded, ours, n), "%s page %dx%d: the device codes %zu bytes%s, "
+                      "the host %zu", pattern_names[p], w, h, dn, coded && dn == n ? " (other bytes)" : "", n);
+                free(coded);
+                device_cases++;
+            }
             free(white);
             char *theirs = write_tiff(rows, stride, w, h, NULL, 0), *mine = ours ? write_tiff(NULL, 0, w, h, ours, n) : NULL;
             uint8_t *ref = theirs ? read_raw(theirs, &ref_n) : NULL;
@@ -182,5 +214,8 @@ int main(void)
         }
     printf("ok   %d pages of %zu widths and %d patterns: libtiff's stream, byte for byte, and its pixels back\n", cases,
            sizeof widths / sizeof widths[0], PATTERNS);
+    if (dev)
+        printf("ok   %d pages coded on %s: the host's stream, byte for byte\n", device_cases, dev->info.name);
+    db_context_close(ctx);
     return test_result("g4");
 }
