@@ -157,7 +157,7 @@ static db_status run_cell(db_context *ctx, const db_bench_options *o, int i, int
     }
     if (o->bitmap) {
         db_bitmap *bits = NULL;
-        db_status st = db_run_bitmap(ctx, o->algo, &o->maps[m], o->job, o->images[i], &bits, NULL, prof);
+        db_status st = db_run_bitmap(ctx, o->algo, &o->maps[m], o->job, o->images[i], false, &bits, NULL, prof);
         db_bitmap_free(bits);
         return st;
     }

@@ -942,7 +942,9 @@ static void run_slot(batch *b, lane_arg *lane, slot *s)
     s->r.warm = lane->runs++ > 0;
     /* A 1-bit output's result comes back packed, an eighth of the bytes. */
     if (st == DB_OK && !measured)
-        st = b->bits == 1 ? db_run_bitmap(lane->ctx, opt->algo, &map, &job, s->in, &s->bits, &report, prof)
+        st = b->bits == 1 ? db_run_bitmap(lane->ctx, opt->algo, &map, &job, s->in,
+                                          db_doc_takes_g4(s->r.output, opt->format, opt->compression), &s->bits,
+                                          &report, prof)
                           : db_run(lane->ctx, opt->algo, &map, &job, s->in, &s->out, &report, prof);
     if (st == DB_OK)
         db_map_format(&map, s->r.map, sizeof s->r.map);

@@ -187,6 +187,7 @@ void db_bitmap_free(db_bitmap *bm)
 {
     if (bm) {
         db_host_give(bm->data); /* always staging memory */
+        free(bm->g4);
         free(bm);
     }
 }
@@ -775,6 +776,16 @@ static db_status resolve_format(const char *path, db_file_format *format, db_com
         return db_fail(DB_ERR_USAGE, "cannot write %s: unknown file format %d", path, (int)*format);
     }
     return check_compression(path, *format, compression);
+}
+
+bool db_doc_takes_g4(const char *path, db_file_format format, db_compression compression)
+{
+    pnm_promise promise;
+    if (resolve_format(path, &format, compression, &promise) != DB_OK) {
+        db_error_clear(); /* the writer will say why */
+        return false;
+    }
+    return format == DB_FILE_TIFF && (compression == DB_COMPRESSION_DEFAULT || compression == DB_COMPRESSION_G4);
 }
 
 db_status db_doc_writer_open(const char *path, db_file_format format, db_compression compression,

@@ -84,6 +84,8 @@ typedef struct db_bitmap {
     size_t stride;
     uint8_t *data;
     double dpi_x, dpi_y; /* as db_image's */
+    uint8_t *g4;         /* its CCITT Group 4 stream when the run coded it (db_run_bitmap), else NULL */
+    size_t g4_size;
 } db_bitmap;
 
 /* A width x height bitmap with rows of (width + 7) / 8 bytes, contents
@@ -212,6 +214,11 @@ db_status db_doc_writer_open(const char *path, db_file_format format, db_compres
 ** differ in size, channels and bits). After a failure the file can only be
 ** abandoned: db_doc_writer_abort, or a commit, which refuses. */
 db_status db_doc_writer_add(db_doc_writer *writer, const db_image *img, int bits);
+
+/* Whether a 1-bit page written to `path` in `format` (DB_FILE_AUTO: from the
+** extension) with `compression` is stored as CCITT Group 4: a run may then
+** code it where it was made (db_run_bitmap). */
+bool db_doc_takes_g4(const char *path, db_file_format format, db_compression compression);
 
 /* Appends a bitmap as the next page, as db_doc_writer_add with 1 bit. */
 db_status db_doc_writer_add_bitmap(db_doc_writer *writer, const db_bitmap *bm);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "runtime/buffer.h"
+#include "runtime/g4_device.h"
 #include "runtime/program.h"
 #include "runtime/sched.h"
 #include "runtime/util.h"
@@ -586,9 +587,10 @@ static db_status read_report(const db_algo *algo, const db_buffer *items, db_rep
 }
 
 /* db_run and db_run_bitmap: the result as an image into *out, or with `bits`
-** as a bitmap into *bits. */
+** as a bitmap into *bits (coded as Group 4 too with `g4`, where packed on a GPU). */
 static db_status run(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
-                     const db_image *in, db_image **out, db_bitmap **bits, db_report *report, db_profile *prof)
+                     const db_image *in, db_image **out, db_bitmap **bits, bool g4, db_report *report,
+                     db_profile *prof)
 {
     if (out)
         *out = NULL;
@@ -659,6 +661,12 @@ static db_status run(db_context *ctx, const db_algo *algo, const db_map *map, co
             goto done;
         }
     }
+    if (bits && packed && g4) {
+        st = db_g4_encode_device(packed_on, packed, in->width, in->height, result_bits->stride, NULL, prof,
+                                 items[algo->output].name, &result_bits->g4, &result_bits->g4_size);
+        if (st != DB_OK)
+            goto done;
+    }
     const uint8_t *host = items[algo->output].host ? items[algo->output].host->ptr : NULL;
     if (bits && !packed) /* the item is on the host: packed here */
         db_bitmap_fill(result_bits, host, (size_t)in->width);
@@ -712,13 +720,13 @@ done:
 db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
                  const db_image *in, db_image **out, db_report *report, db_profile *prof)
 {
-    return run(ctx, algo, map, job, in, out, NULL, report, prof);
+    return run(ctx, algo, map, job, in, out, NULL, false, report, prof);
 }
 
 db_status db_run_bitmap(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
-                        const db_image *in, db_bitmap **bits, db_report *report, db_profile *prof)
+                        const db_image *in, bool g4, db_bitmap **bits, db_report *report, db_profile *prof)
 {
-    return run(ctx, algo, map, job, in, NULL, bits, report, prof);
+    return run(ctx, algo, map, job, in, NULL, bits, g4, report, prof);
 }
 
 void db_job_defaults(const db_algo *algo, db_job *job)

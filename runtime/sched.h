@@ -22,9 +22,11 @@ db_status db_run(db_context *ctx, const db_algo *algo, const db_map *map, const 
 
 /* As db_run, the result a new bitmap (white where the output item is 128 or
 ** more): packed on the GPU that made it, so that an eighth of the bytes come
-** back, else on the host. What a 1-bit file is written from. */
+** back, else on the host. What a 1-bit file is written from. With `g4` (the
+** file stores Group 4: db_doc_takes_g4), a GPU that packs it also codes it
+** (bm->g4), so that the host has no coding to do. */
 db_status db_run_bitmap(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job,
-                        const db_image *in, db_bitmap **bits, db_report *report, db_profile *prof);
+                        const db_image *in, bool g4, db_bitmap **bits, db_report *report, db_profile *prof);
 
 /* Binds the devices `map` puts stages on and builds (or loads from the cache)
 ** the kernels they run: what a first run would do before its first command,

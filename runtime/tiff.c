@@ -911,12 +911,13 @@ db_status db_tiff_writer_add_bitmap(db_tiff_writer *w, const db_bitmap *bm, db_c
     db_status status = DB_OK;
     if (method == COMPRESSION_CCITTFAX4) {
         /* docbin's encoder writes the stream libtiff's would, in a fraction of
-        ** its time; it is stored as the page's one strip. */
-        size_t n = 0;
-        uint8_t *coded = db_g4_encode(bm->data, bm->stride, bm->width, bm->height, &n);
-        if (!coded)
+        ** its time (or the GPU that made the page did: bm->g4); it is stored as
+        ** the page's one strip. */
+        size_t n = bm->g4_size;
+        uint8_t *coded = bm->g4 ? NULL : db_g4_encode(bm->data, bm->stride, bm->width, bm->height, &n);
+        if (!bm->g4 && !coded)
             return db_fail(DB_ERR_NOMEM, "cannot write %s: out of memory", w->path);
-        if (TIFFWriteRawStrip(w->tif, 0, coded, (tmsize_t)n) < 0)
+        if (TIFFWriteRawStrip(w->tif, 0, bm->g4 ? bm->g4 : coded, (tmsize_t)n) < 0)
             status = write_failed(w);
         free(coded);
         return end_page(w, status);

@@ -8,6 +8,7 @@
 ** is exercised.
 */
 #include <string.h>
+#include "runtime/codec.h"
 #include "tests/reference.h"
 #include "tests/testutil.h"
 
@@ -55,7 +56,7 @@ static ref_method ref_of(const char *name)
     return REF_WOLF;
 }
 
-static int runs;
+static int runs, g4_runs;
 
 static int algo_index(const db_algo *algo)
 {
@@ -107,9 +108,10 @@ static void check_all_maps(db_context *ctx, const db_algo *algo, const db_image 
                   algo->n_variants ? algo->variants[v] : "-", d);
             db_image_free(out);
             /* The same run as a bitmap (packed where the result is, a GPU's
-            ** kernel or the host) against the reference packed here. */
+            ** kernel or the host) against the reference packed here; where a
+            ** GPU packed it, its Group 4 stream against the host encoder's. */
             db_bitmap *bm = NULL;
-            st = db_run_bitmap(ctx, algo, &map, &job, img, &bm, NULL, NULL);
+            st = db_run_bitmap(ctx, algo, &map, &job, img, true, &bm, NULL, NULL);
             CHECK(st == DB_OK, "%s %s map %s variant %d as a bitmap: %s", algo->name, what, m, v, db_error_message());
             size_t row_bytes = ((size_t)img->width + 7) / 8, bad = 0;
             for (int y = 0; st == DB_OK && y < img->height; y++)
@@ -121,6 +123,14 @@ static void check_all_maps(db_context *ctx, const db_algo *algo, const db_image 
                 }
             CHECK(bad == 0, "%s %s map %s variant %d: %zu bytes of the bitmap differ from the reference packed",
                   algo->name, what, m, v, bad);
+            if (st == DB_OK && bm->g4) {
+                size_t n = 0;
+                uint8_t *host = db_g4_encode(bm->data, bm->stride, bm->width, bm->height, &n);
+                CHECK(host && n == bm->g4_size && !memcmp(host, bm->g4, n), "%s %s map %s variant %d: the GPU's "
+                      "Group 4 stream (%zu bytes) is not the host's (%zu)", algo->name, what, m, v, bm->g4_size, n);
+                free(host);
+                g4_runs++;
+            }
             db_bitmap_free(bm);
         }
     free(gray);
@@ -185,7 +195,8 @@ int main(void)
             db_image_free(img);
         }
     }
-    printf("%d runs\n", runs);
+    printf("%d runs (%d results coded as Group 4 on the gpu role)\n", runs, g4_runs);
+    CHECK(g4_runs > 0, "no run coded its result as Group 4 on the gpu role");
     for (int a = 0; a < db_algo_count(); a++)
         for (int v = 0; v < 4; v++)
             for (int i = 0; i < db_map_count(db_algo_at(a)); i++)

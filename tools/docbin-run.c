@@ -448,7 +448,10 @@ static db_status run_pages(db_context *ctx, const request *rq, source *src, db_i
             db_bitmap_free(bits);
             out = NULL;
             bits = NULL;
-            st = rq->bits == 1 ? db_run_bitmap(ctx, rq->algorithm, &plan->map, &job, in, &bits, &report, prof)
+            st = rq->bits == 1 ? db_run_bitmap(ctx, rq->algorithm, &plan->map, &job, in,
+                                               db_doc_takes_g4(target, rq->file_format,
+                                                               (db_compression)rq->compression),
+                                               &bits, &report, prof)
                                : db_run(ctx, rq->algorithm, &plan->map, &job, in, &out, &report, prof);
         }
         if (st != DB_OK && in && rq->n_inputs && !strstr(db_error_message(), rq->inputs[0]))
