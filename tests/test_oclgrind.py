@@ -10,8 +10,10 @@ choices (DOCBIN_PUSHRELABEL) without --data-races: its kernels race between
 work-groups on purpose (heights read while a neighbour writes them, see
 cl/pushrelabel.cl), so only bounds and API misuse are checked there, and the
 image must equal the cpu role's Boykov-Kolmogorov cut; so do howe-auto's
-push-relabel chains. Skips when oclgrind is not installed.
-usage: test_oclgrind.py PATH/TO/docbin-run
+push-relabel chains. The Group 4 coding kernels run through test_g4, whose
+gpu role is then the simulator: every stream must be the host encoder's.
+Skips when oclgrind is not installed.
+usage: test_oclgrind.py PATH/TO/docbin-run PATH/TO/test_g4
 """
 import os
 import shutil
@@ -22,6 +24,7 @@ import tempfile
 from clitest import png_bytes, write
 
 DOCBIN = sys.argv[1]
+TEST_G4 = sys.argv[2]
 
 
 def write_png(path, w, h):
@@ -113,6 +116,13 @@ def main():
                   + ('' if ok else f': exit {p.returncode}\n{p.stderr[:2000]}')
                   + ('' if same or not ok else ': image differs from the all-cpu map on PoCL'))
             failures += not (ok and same)
+        # Group 4 coding on the device: the stream of every page test_g4 makes.
+        p = subprocess.run([oclgrind, '--data-races', '--check-api', TEST_G4], capture_output=True, text=True,
+                           timeout=900, env=dict(env, DOCBIN_GPU_DEVICE='oclgrind', DOCBIN_CPU_DEVICE='oclgrind'))
+        ok = p.returncode == 0 and not p.stderr.strip() and 'coded on Oclgrind' in p.stdout
+        print(f'{"ok  " if ok else "FAIL"} g4 coding (test_g4)'
+              + ('' if ok else f': exit {p.returncode}\n{p.stdout[-1000:]}{p.stderr[:2000]}'))
+        failures += not ok
     print('oclgrind: ok' if not failures else f'{failures} failure(s)')
     return 1 if failures else 0
 
