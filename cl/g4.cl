@@ -2,10 +2,9 @@
 ** g4.cl — CCITT Group 4 (T.6) coding of a packed bitmap where it was packed.
 **
 ** A row's codes depend only on it and the row above, so each work-item codes
-** one row: g4_count counts its bits, g4_scan turns the counts into each row's
-** offset in the stream, and g4_write ORs the row's codes in at that offset
-** (rows share at most a word at their ends, and an OR of disjoint bits does not
-** depend on the order). The choices and the codes are runtime/g4.c's, whose
+** one row into words of its own (g4_code), g4_scan turns the rows' lengths
+** into their offsets in the stream, and g4_place moves every word to its
+** place, a work-group a row. The choices and the codes are runtime/g4.c's, whose
 ** tables the host passes in (G4_* below index them), so the stream is the one
 ** that file writes: tests/test_g4.c compares them.
 **
@@ -24,23 +23,24 @@
 #define G4_HORIZONTAL 203
 #define G4_EOL 204
 
-/* The bits of a row's codes so far; they go to `stream` when `stream` is set. */
+/* A row's codes, appended to its own words (most significant bit first):
+** `acc` holds the `n` bits not yet a whole word. */
 typedef struct {
-    ulong pos;
-    global uint *stream;
+    ulong acc;
+    uint n, words, bits;
+    global uint *out;
 } sink;
 
 void put(sink *s, uint code)
 {
-    uint len = code & 15, bits = code >> 4;
-    if (s->stream) {
-        uint word = (uint)(s->pos >> 5), off = (uint)(s->pos & 31);
-        ulong v = (ulong)bits << (64 - off - len);
-        atomic_or(s->stream + word, (uint)(v >> 32));
-        if ((uint)v)
-            atomic_or(s->stream + word + 1, (uint)v);
+    uint len = code & 15;
+    s->acc = s->acc << len | (code >> 4);
+    s->n += len;
+    s->bits += len;
+    if (s->n >= 32) {
+        s->n -= 32;
+        s->out[s->words++] = (uint)(s->acc >> s->n);
     }
-    s->pos += len;
 }
 
 /* A run of n pixels of one colour: make-up codes of 2560 while more is left,
@@ -68,15 +68,24 @@ int next_change(global const uchar *row, int width, int x, int black)
         return width;
     if (!row)
         return black ? x : width;
-    uint flip = black ? 0u : 0xffu;
+    uint flip = black ? 0u : 0xffffffffu;
     int byte = x >> 3, bytes = (width + 7) >> 3;
-    uint v = ((row[byte] ^ flip) & 0xffu) & (0xffu >> (x & 7));
-    while (!v) {
-        if (++byte >= bytes)
-            return width;
-        v = (row[byte] ^ flip) & 0xffu;
+    /* The first word starts at x's byte, its bits before x masked off. */
+    for (uint mask = 0xffffffffu >> (x & 7); byte < bytes; byte += 4, mask = 0xffffffffu) {
+        uint v;
+        if (byte + 4 <= bytes) {
+            uchar4 b = vload4(0, row + byte);
+            v = (uint)b.s0 << 24 | (uint)b.s1 << 16 | (uint)b.s2 << 8 | b.s3;
+        } else { /* the row's last bytes; a change found past them is past the width */
+            v = 0;
+            for (int k = 0; k < 4; k++)
+                v = v << 8 | (byte + k < bytes ? row[byte + k] : 0u);
+        }
+        v = (v ^ flip) & mask;
+        if (v)
+            return min(byte * 8 + (int)clz(v), width);
     }
-    return min(byte * 8 + (int)clz(v) - 24, width);
+    return width;
 }
 
 /* Whether pixel x is black (x >= 0). */
@@ -119,20 +128,29 @@ void code_row(sink *s, constant uint *codes, global const uchar *cur, global con
     }
 }
 
-kernel void g4_count(global const uchar *rows, int width, int height, int stride, constant uint *codes,
-                     global uint *bits)
+/* Codes row y into its words at out + y * cap (cap words a row) and its
+** length in bits into bits[y]; the last row ends with the end-of-facsimile
+** block (two EOLs). */
+kernel void g4_code(global const uchar *rows, int width, int height, int stride, constant uint *codes, int cap,
+                    global uint *out, global uint *bits)
 {
     int y = get_global_id(0);
     if (y >= height)
         return;
-    sink s = {0, 0};
+    sink s = {0, 0, 0, 0, out + (ulong)y * cap};
     code_row(&s, codes, rows + (ulong)y * stride, y ? rows + (ulong)(y - 1) * stride : 0, width);
-    bits[y] = (uint)s.pos;
+    if (y == height - 1) {
+        put(&s, codes[G4_EOL]);
+        put(&s, codes[G4_EOL]);
+    }
+    if (s.n)
+        s.out[s.words] = (uint)(s.acc << (32 - s.n));
+    bits[y] = s.bits;
 }
 
-/* One work-group of G4_SCAN work-items: each row's offset (the bits of the
-** rows before it), and after them, at offsets[height], the stream's length
-** with its end-of-facsimile block. */
+/* One work-group of G4_SCAN work-items: each row's offset in the stream (the
+** bits of the rows before it), and after them, at offsets[height], the
+** stream's length. */
 #define G4_SCAN 256
 kernel __attribute__((reqd_work_group_size(G4_SCAN, 1, 1)))
 void g4_scan(global const uint *bits, int height, global ulong *offsets)
@@ -152,7 +170,7 @@ void g4_scan(global const uint *bits, int height, global ulong *offsets)
             part[k] = run;
             run += p;
         }
-        offsets[height] = run + 24;
+        offsets[height] = run;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     ulong at = part[i];
@@ -162,18 +180,22 @@ void g4_scan(global const uint *bits, int height, global ulong *offsets)
     }
 }
 
-/* `stream` zeroed beforehand; the last row also writes the end-of-facsimile
-** block (two EOLs). */
-kernel void g4_write(global const uchar *rows, int width, int height, int stride, constant uint *codes,
-                     global const ulong *offsets, global uint *stream)
+/* A work-group a row: each word of the row's codes ORed into the stream
+** (zeroed beforehand) at the row's offset. Rows meet inside a word, and a
+** word of the row straddles two of the stream's; an OR of disjoint bits does
+** not depend on the order. */
+kernel void g4_place(global const uint *codes_out, int cap, global const uint *bits, global const ulong *offsets,
+                     global uint *stream)
 {
-    int y = get_global_id(0);
-    if (y >= height)
-        return;
-    sink s = {offsets[y], stream};
-    code_row(&s, codes, rows + (ulong)y * stride, y ? rows + (ulong)(y - 1) * stride : 0, width);
-    if (y == height - 1) {
-        put(&s, codes[G4_EOL]);
-        put(&s, codes[G4_EOL]);
+    int y = get_group_id(0);
+    uint words = (bits[y] + 31) / 32;
+    ulong at = offsets[y];
+    for (uint j = get_local_id(0); j < words; j += get_local_size(0)) {
+        ulong pos = at + 32 * (ulong)j;
+        uint v = codes_out[(ulong)y * cap + j], off = (uint)(pos & 31);
+        global uint *w = stream + (pos >> 5);
+        atomic_or(w, v >> off);
+        if (off && (v << (32 - off)))
+            atomic_or(w + 1, v << (32 - off));
     }
 }
