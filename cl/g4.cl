@@ -1,10 +1,12 @@
 /*
 ** g4.cl — CCITT Group 4 (T.6) coding of a packed bitmap where it was packed.
 **
-** A row's codes depend only on it and the row above, so each work-item codes
-** one row into words of its own (g4_code), g4_scan turns the rows' lengths
-** into their offsets in the stream, and g4_place moves every word to its
-** place, a work-group a row. The choices and the codes are runtime/g4.c's, whose
+** A row's codes depend only on it and the row above, so a work-group codes
+** one row (g4_code): its work-items list both rows' changing elements in
+** local memory, 32 pixels each at a time, and one of them codes the row from
+** the lists, as runtime/g4.c's encode_row does, into words of the row's own.
+** g4_scan turns the rows' lengths into their offsets in the stream, and
+** g4_place moves every word to its place. The codes are runtime/g4.c's, whose
 ** tables the host passes in (G4_* below index them), so the stream is the one
 ** that file writes: tests/test_g4.c compares them.
 **
@@ -59,58 +61,76 @@ void put_run(sink *s, constant uint *codes, int n, int black)
     put(s, codes[(black ? G4_BLACK_TERM : G4_WHITE_TERM) + n]);
 }
 
-/* The first pixel at or after x whose colour differs from `black`, or width
-** (also where the row has no such pixel; NULL is the white row above the
-** first). */
-int next_change(global const uchar *row, int width, int x, int black)
+#define G4_LOCAL 64 /* work-items of a row's work-group */
+
+/* Lists row's changing elements (pixels whose colour differs from the one
+** before; the pixel before the first is white) into list, in order, then
+** `width` twice; returns how many before those. A work-item takes 32 pixels
+** at a time; `counts` is scratch of G4_LOCAL + 1 entries. NULL is the white
+** row above the first. */
+int list_changes(global const uchar *row, int width, local ushort *list, local int *counts)
 {
-    if (x >= width)
-        return width;
-    if (!row)
-        return black ? x : width;
-    uint flip = black ? 0u : 0xffffffffu;
-    int byte = x >> 3, bytes = (width + 7) >> 3;
-    /* The first word starts at x's byte, its bits before x masked off. */
-    for (uint mask = 0xffffffffu >> (x & 7); byte < bytes; byte += 4, mask = 0xffffffffu) {
-        uint v;
-        if (byte + 4 <= bytes) {
-            uchar4 b = vload4(0, row + byte);
-            v = (uint)b.s0 << 24 | (uint)b.s1 << 16 | (uint)b.s2 << 8 | b.s3;
-        } else { /* the row's last bytes; a change found past them is past the width */
-            v = 0;
-            for (int k = 0; k < 4; k++)
-                v = v << 8 | (byte + k < bytes ? row[byte + k] : 0u);
-        }
-        v = (v ^ flip) & mask;
-        if (v)
-            return min(byte * 8 + (int)clz(v), width);
+    int i = get_local_id(0), words = (width + 31) / 32, bytes = (width + 7) / 8;
+    int per = (words + G4_LOCAL - 1) / G4_LOCAL, w0 = min(i * per, words), w1 = min(w0 + per, words);
+    /* The transitions in a word: its pixels against the ones before them. */
+#define TRANSITIONS(k, t)                                                                             \
+    {                                                                                                 \
+        uint v = 0;                                                                                   \
+        for (int b = 0; b < 4; b++)                                                                   \
+            v = v << 8 | (4 * (k) + b < bytes ? row[4 * (k) + b] : 0xffu);                          \
+        uint before = (k) ? row[4 * (k) - 1] & 1u : 1u;                                               \
+        t = v ^ v >> 1 ^ before << 31; /* the first against the pixel before the word */          \
+        if (32 * (k) + 32 > width)                                                                    \
+            t &= ~(0xffffffffu >> (width - 32 * (k))); /* none at or past the width */               \
     }
-    return width;
+    int n = 0;
+    if (row)
+        for (int k = w0; k < w1; k++) {
+            uint t;
+            TRANSITIONS(k, t);
+            n += popcount(t);
+        }
+    counts[i + 1] = n;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (i == 0) {
+        counts[0] = 0;
+        for (int k = 1; k <= G4_LOCAL; k++)
+            counts[k] += counts[k - 1];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int at = counts[i];
+    if (row)
+        for (int k = w0; k < w1; k++) {
+            uint t;
+            TRANSITIONS(k, t);
+            while (t) {
+                int z = clz(t);
+                list[at++] = (ushort)(32 * k + z);
+                t &= ~(0x80000000u >> z);
+            }
+        }
+#undef TRANSITIONS
+    int total = counts[G4_LOCAL];
+    if (i == 0)
+        list[total] = list[total + 1] = (ushort)width;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return total;
 }
 
-/* Whether pixel x is black (x >= 0). */
-int is_black(global const uchar *row, int x)
+/* Codes one row against the row above from their lists of changes (with
+** their sentinels), as runtime/g4.c's encode_row does. */
+void code_row(sink *s, constant uint *codes, local const ushort *cur, local const ushort *ref, int width)
 {
-    return row && !((row[x >> 3] >> (7 - (x & 7))) & 1);
-}
-
-/* Codes one row against the row above (`ref`, NULL for the first), as
-** runtime/g4.c's encode_row does from the rows' lists of changes. */
-void code_row(sink *s, constant uint *codes, global const uchar *cur, global const uchar *ref, int width)
-{
-    int a0 = -1, black = 0; /* a0 and its colour */
+    int a0 = -1, i = 0, k = 0; /* a0; a1's index in cur; the first change in ref right of a0 */
+    int black = 0;             /* a0's colour */
     while (a0 < width) {
-        int a1 = next_change(cur, width, a0 < 0 ? 0 : a0, black);
-        /* b1: the first change on the row above right of a0 to the colour
-        ** opposite a0's; b2 the change after it. */
-        int from = a0 + 1, b1;
-        if (from >= width)
-            b1 = width;
-        else if (from > 0 && is_black(ref, from - 1) != black) /* a run of the other colour: skip it */
-            b1 = next_change(ref, width, next_change(ref, width, from, !black), black);
-        else
-            b1 = next_change(ref, width, from, black);
-        int b2 = b1 < width ? next_change(ref, width, b1, !black) : width;
+        int a1 = cur[i];
+        /* b1: the first change in ref right of a0 to the colour opposite a0's,
+        ** that is at an even index when a0 is white, odd when black. */
+        while (ref[k] <= a0 && ref[k] < width)
+            k++;
+        int j = k + ((k & 1) != black && ref[k] < width);
+        int b1 = ref[j], b2 = b1 < width ? ref[j + 1] : width;
         if (b2 < a1) {
             put(s, codes[G4_PASS]);
             a0 = b2;
@@ -118,27 +138,34 @@ void code_row(sink *s, constant uint *codes, global const uchar *cur, global con
             put(s, codes[G4_VERTICAL + a1 - b1 + 3]);
             a0 = a1;
             black = !black;
+            i++;
         } else {
-            int a2 = next_change(cur, width, a1, !black);
+            int a2 = cur[i + 1];
             put(s, codes[G4_HORIZONTAL]);
             put_run(s, codes, a1 - (a0 < 0 ? 0 : a0), black);
             put_run(s, codes, a2 - a1, !black);
             a0 = a2;
+            i += 2;
         }
     }
 }
 
-/* Codes row y into its words at out + y * cap (cap words a row) and its
-** length in bits into bits[y]; the last row ends with the end-of-facsimile
-** block (two EOLs). */
-kernel void g4_code(global const uchar *rows, int width, int height, int stride, constant uint *codes, int cap,
-                    global uint *out, global uint *bits)
+/* A work-group a row: codes row y into its words at out + y * cap (cap
+** words a row) and its length in bits into bits[y]; the last row ends with
+** the end-of-facsimile block (two EOLs). `lists`: 2 (width + 2) entries. */
+kernel __attribute__((reqd_work_group_size(G4_LOCAL, 1, 1)))
+void g4_code(global const uchar *rows, int width, int height, int stride, constant uint *codes, int cap,
+             global uint *out, global uint *bits, local ushort *lists)
 {
-    int y = get_global_id(0);
-    if (y >= height)
+    local int counts[G4_LOCAL + 1];
+    int y = get_group_id(0);
+    local ushort *cur = lists, *ref = lists + width + 2;
+    list_changes(rows + (ulong)y * stride, width, cur, counts);
+    list_changes(y ? rows + (ulong)(y - 1) * stride : 0, width, ref, counts);
+    if (get_local_id(0))
         return;
     sink s = {0, 0, 0, 0, out + (ulong)y * cap};
-    code_row(&s, codes, rows + (ulong)y * stride, y ? rows + (ulong)(y - 1) * stride : 0, width);
+    code_row(&s, codes, cur, ref, width);
     if (y == height - 1) {
         put(&s, codes[G4_EOL]);
         put(&s, codes[G4_EOL]);

@@ -14,6 +14,7 @@
 
 enum {
     SCAN_ITEMS = 256,                  /* cl/g4.cl's G4_SCAN */
+    ROW_ITEMS = 64,                    /* cl/g4.cl's G4_LOCAL: a row's work-group */
     PLACE_ITEMS = 64,                  /* work-items moving one row's words */
     FIRST_READ = 1 << 18,              /* bytes read with the length: a text page's whole stream */
     MAX_ROOM = 128 << 20               /* bytes of the worst case coded on the device; larger on the host */
@@ -38,7 +39,9 @@ db_status db_g4_encode_device(db_device *d, cl_mem rows, int width, int height, 
     ** last row adds the 24-bit end block. Each row gets that room, in words. */
     cl_int cap = (cl_int)((16 * (size_t)width + 64 + 24 + 31) / 32);
     size_t words = (size_t)cap * (size_t)height + 2;
-    if (words * sizeof(cl_uint) > MAX_ROOM)
+    /* A row's work-group holds both rows' lists of changes, 16-bit positions. */
+    size_t lists = 2 * ((size_t)width + 2) * sizeof(cl_ushort);
+    if (words * sizeof(cl_uint) > MAX_ROOM || width + 2 > 65535 || lists + 1024 > d->local_mem)
         return DB_OK; /* the host codes it, to the same stream */
     uint32_t codes[DB_G4_CODES];
     db_g4_codes(codes);
@@ -63,19 +66,19 @@ db_status db_g4_encode_device(db_device *d, cl_mem rows, int width, int height, 
     }
     const cl_uint zero = 0;
     const size_t code_sizes[] = {sizeof rows, sizeof w, sizeof h, sizeof s, sizeof table, sizeof cap, sizeof coded,
-                                 sizeof bits};
-    const void *code_args[] = {&rows, &w, &h, &s, &table, &cap, &coded, &bits};
+                                 sizeof bits, lists};
+    const void *code_args[] = {&rows, &w, &h, &s, &table, &cap, &coded, &bits, NULL};
     const size_t scan_sizes[] = {sizeof bits, sizeof h, sizeof offsets};
     const void *scan_args[] = {&bits, &h, &offsets};
     const size_t place_sizes[] = {sizeof coded, sizeof cap, sizeof bits, sizeof offsets, sizeof stream};
     const void *place_args[] = {&coded, &cap, &bits, &offsets, &stream};
-    size_t local = 64, global = db_round_up((size_t)height, local), scan_size = SCAN_ITEMS,
+    size_t local = ROW_ITEMS, global = (size_t)height * ROW_ITEMS, scan_size = SCAN_ITEMS,
            place_local = PLACE_ITEMS, place_global = (size_t)height * PLACE_ITEMS;
     err = clEnqueueWriteBuffer(d->compute, table, CL_FALSE, 0, sizeof codes, codes, wait ? 1 : 0,
                                wait ? &wait : NULL, NULL);
     if (err == CL_SUCCESS)
         err = clEnqueueFillBuffer(d->compute, stream, &zero, sizeof zero, 0, words * sizeof(cl_uint), 0, NULL, NULL);
-    if (err == CL_SUCCESS && (err = set_args(code, 8, code_sizes, code_args)) == CL_SUCCESS)
+    if (err == CL_SUCCESS && (err = set_args(code, 9, code_sizes, code_args)) == CL_SUCCESS)
         err = clEnqueueNDRangeKernel(d->compute, code, 1, NULL, &global, &local, 0, NULL, &ev[0]);
     if (err == CL_SUCCESS && (err = set_args(scan, 3, scan_sizes, scan_args)) == CL_SUCCESS)
         err = clEnqueueNDRangeKernel(d->compute, scan, 1, NULL, &scan_size, &scan_size, 0, NULL, &ev[1]);

@@ -16,8 +16,9 @@ struct db_profile;
 ** white, `stride` bytes apart), after `wait` (may be NULL), into the stream
 ** db_g4_encode writes for the same rows: a malloc'ed buffer of *size bytes in
 ** *out. The kernels and the copy are recorded in `prof` under `item`. A page
-** whose worst case needs more than 128 MB of the device is left to the host:
-** DB_OK with *out NULL. */
+** whose worst case needs more than 128 MB of the device, or whose rows' lists
+** of changes do not fit its local memory, is left to the host: DB_OK with
+** *out NULL. */
 db_status db_g4_encode_device(db_device *d, cl_mem rows, int width, int height, size_t stride, cl_event wait,
                               struct db_profile *prof, const char *item, uint8_t **out, size_t *size);
 
