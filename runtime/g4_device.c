@@ -1,7 +1,7 @@
 /*
 ** g4_device.c — a result's Group 4 stream coded on the GPU that packed it
-** (cl/g4.cl), so that a TIFF output costs the host no coding and a fifth of
-** the bitmap's bytes come back. The stream is runtime/g4.c's, byte for byte.
+** (cl/g4.cl), so that a Group 4 TIFF costs the host no coding: a codec
+** thread only stores the stream. It is runtime/g4.c's, byte for byte.
 */
 #include <stdlib.h>
 #include <string.h>
