@@ -29,7 +29,7 @@
 ** `acc` holds the `n` bits not yet a whole word. */
 typedef struct {
     ulong acc;
-    uint n, words, bits;
+    uint n, words;
     global uint *out;
 } sink;
 
@@ -38,7 +38,6 @@ void put(sink *s, uint code)
     uint len = code & 15;
     s->acc = s->acc << len | (code >> 4);
     s->n += len;
-    s->bits += len;
     if (s->n >= 32) {
         s->n -= 32;
         s->out[s->words++] = (uint)(s->acc >> s->n);
@@ -164,7 +163,7 @@ void g4_code(global const uchar *rows, int width, int height, int stride, consta
     list_changes(y ? rows + (ulong)(y - 1) * stride : 0, width, ref, counts);
     if (get_local_id(0))
         return;
-    sink s = {0, 0, 0, 0, out + (ulong)y * cap};
+    sink s = {0, 0, 0, out + (ulong)y * cap};
     code_row(&s, codes, cur, ref, width);
     if (y == height - 1) {
         put(&s, codes[G4_EOL]);
@@ -172,7 +171,7 @@ void g4_code(global const uchar *rows, int width, int height, int stride, consta
     }
     if (s.n)
         s.out[s.words] = (uint)(s.acc << (32 - s.n));
-    bits[y] = s.bits;
+    bits[y] = 32 * s.words + s.n;
 }
 
 /* One work-group of G4_SCAN work-items: each row's offset in the stream (the
