@@ -148,27 +148,31 @@ static db_status search_blocks(db_stage_run *run, size_t group)
     cl_mem out = db_stage_out(run, 2), report = db_stage_out(run, 3);
     cl_mem cvv = db_stage_constant(run, cvv255, sizeof cvv255);
     cl_mem counters = db_stage_scratch(run, 4 * sizeof(cl_int));
+    const cl_int bcols = (w + k - 1) / k, brows = (h + k - 1) / k;
+    cl_mem dirty = db_stage_scratch(run, (size_t)bcols * (size_t)brows);
     cl_kernel kbegin = db_stage_kernel(run, "dbs.cl", "dbs_search_begin");
     cl_kernel kgroup = db_stage_kernel(run, "dbs.cl", "dbs_search_group");
     cl_kernel kend = db_stage_kernel(run, "dbs.cl", "dbs_round_end");
     cl_kernel kout = db_stage_kernel(run, "dbs.cl", "dbs_output");
-    if (!cvv || !counters || !kbegin || !kgroup || !kend || !kout)
+    if (!cvv || !counters || !dirty || !kbegin || !kgroup || !kend || !kout)
         return db_error_status();
     db_status st;
     const size_t one = 1;
-    if ((st = db_stage_args(run, kbegin, 2, sizeof counters, &counters, sizeof report, &report)) != DB_OK ||
+    const size_t nblocks = (size_t)bcols * (size_t)brows;
+    if ((st = db_stage_args(run, kbegin, 3, sizeof counters, &counters, sizeof report, &report, sizeof dirty,
+                            &dirty)) != DB_OK ||
         (st = db_stage_args(run, kend, 2, sizeof counters, &counters, sizeof report, &report)) != DB_OK ||
-        (st = db_stage_args(run, kgroup, 12, sizeof state, &state, sizeof err, &err, sizeof w, &w, sizeof h, &h,
+        (st = db_stage_args(run, kgroup, 15, sizeof state, &state, sizeof err, &err, sizeof w, &w, sizeof h, &h,
                             sizeof k, &k, sizeof(cl_int), &(cl_int){0}, sizeof(cl_int), &(cl_int){0}, sizeof cvv,
                             &cvv, sizeof counters, &counters, tile * tile * sizeof(cl_long), NULL, ring * ring,
-                            NULL, DB_DBS_CTAPS * DB_DBS_CTAPS * sizeof(cl_long), NULL)) != DB_OK ||
-        (st = db_stage_launch(run, kbegin, 1, &one, NULL)) != DB_OK)
+                            NULL, DB_DBS_CTAPS * DB_DBS_CTAPS * sizeof(cl_long), NULL, sizeof dirty, &dirty,
+                            sizeof bcols, &bcols, sizeof brows, &brows)) != DB_OK ||
+        (st = db_stage_launch(run, kbegin, 1, &nblocks, NULL)) != DB_OK)
         return st;
-    const size_t bcols = ((size_t)w + k - 1) / k, brows = ((size_t)h + k - 1) / k;
     for (int round = 0; round < max_rounds; round++) {
         for (cl_int pr = 0; pr < 2; pr++)
             for (cl_int pc = 0; pc < 2; pc++) {
-                const size_t gcols = (bcols + 1 - pc) / 2, grows = (brows + 1 - pr) / 2;
+                const size_t gcols = (size_t)(bcols + 1 - pc) / 2, grows = (size_t)(brows + 1 - pr) / 2;
                 if (!gcols || !grows)
                     continue;
                 const size_t global[2] = {gcols * group, grows}, local[2] = {group, 1};

@@ -92,12 +92,15 @@ kernel void dbs_init_c(global const int *e, int w, int h, constant int *v, globa
 #define R_TOGGLES 2
 #define R_SWAPS 3
 
-kernel void dbs_search_begin(global int *counters, global long *report)
+/* Starts a search: one work-item a block marks it dirty; the first clears the counts. */
+kernel void dbs_search_begin(global int *counters, global long *report, global uchar *dirty)
 {
-    for (int i = 0; i < 4; i++) {
-        counters[i] = 0;
-        report[i] = 0;
-    }
+    dirty[get_global_id(0)] = 1;
+    if (get_global_id(0) == 0)
+        for (int i = 0; i < 4; i++) {
+            counters[i] = 0;
+            report[i] = 0;
+        }
 }
 
 /* Ends a round: adds its counts to the report, and marks convergence when it
@@ -119,17 +122,25 @@ constant int partner_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
 
 /* One launch per parity group (pr, pc): work-group (gx, gy) searches block
 ** (2 gx + pc, 2 gy + pr) of side k, visiting each of its pixels once in raster
-** order. The work-items share each visit: all of them evaluate the same nine
+** order, when the block is dirty. A visit reads C and the states of the block
+** grown by one pixel; a change writes C within CW + 1 of the block. So a block
+** whose last search changed nothing, and none of whose eight neighbours
+** changed since, would change nothing again: it stays clean and is skipped,
+** which leaves the result and the counts as they were. Blocks of one group are
+** not neighbours, so the flags they write never race. The work-items share each visit: all of them evaluate the same nine
 ** candidates from local memory (so they agree without talking) and split the
 ** update of C. The block's C with a halo of CW + 1 and its states with a ring
 ** of 1 live in local memory; blocks of one group are k >= 18 apart, so their
 ** halos never overlap and no other work-group reads or writes them. */
 kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, int k, int pr, int pc,
                              global const long *cvv255, global int *counters, local long *ct, local uchar *st,
-                             local long *cvv)
+                             local long *cvv, global uchar *dirty, int bcols, int brows)
 {
     const int lid = get_local_id(0), ls = get_local_size(0);
-    const int x0 = (2 * (int)get_group_id(0) + pc) * k, y0 = (2 * (int)get_group_id(1) + pr) * k;
+    const int bx = 2 * (int)get_group_id(0) + pc, by = 2 * (int)get_group_id(1) + pr;
+    if (!dirty[by * bcols + bx])
+        return;
+    const int x0 = bx * k, y0 = by * k;
     const int x1 = min(x0 + k, w), y1 = min(y0 + k, h);
     const int tw = k + 2 * HALO, sw = k + 2;
     for (int i = lid; i < CTAPS * CTAPS; i += ls)
@@ -194,8 +205,15 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
                 swaps++;
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-    if (toggles + swaps == 0)
+    if (toggles + swaps == 0) {
+        if (lid == 0)
+            dirty[by * bcols + bx] = 0;
         return;
+    }
+    if (lid == 0)
+        for (int ny = max(by - 1, 0); ny <= min(by + 1, brows - 1); ny++)
+            for (int nx = max(bx - 1, 0); nx <= min(bx + 1, bcols - 1); nx++)
+                dirty[ny * bcols + nx] = 1;
     for (int i = lid; i < tw * tw; i += ls) {
         int gy = y0 - HALO + i / tw, gx = x0 - HALO + i % tw;
         if (gx >= 0 && gx < w && gy >= 0 && gy < h)
