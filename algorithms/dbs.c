@@ -134,7 +134,9 @@ static db_status search_blocks(db_stage_run *run, size_t group)
     cl_int w = db_stage_width(run), h = db_stage_height(run), k = (cl_int)job->params[P_BLOCK];
     int max_rounds = (int)job->params[P_MAX_ROUNDS];
     size_t tile = (size_t)(k + 2 * (DB_DBS_CW + 1)), ring = (size_t)(k + 2);
-    size_t local_bytes = tile * tile * sizeof(cl_long) + ring * ring + DB_DBS_CTAPS * DB_DBS_CTAPS * sizeof(cl_long);
+    size_t marks = (size_t)(k + 2 * (DB_DBS_CW + 2));
+    size_t local_bytes = tile * tile * sizeof(cl_long) + ring * ring + DB_DBS_CTAPS * DB_DBS_CTAPS * sizeof(cl_long) +
+                         marks * marks * sizeof(cl_short);
     if (local_bytes > dev->local_mem)
         return db_fail(DB_ERR_USAGE, "dbs: block=%d needs %zu bytes of local memory, but device '%s' has %llu; "
                        "use a smaller block (--param block=32)", (int)k, local_bytes, dev->info.name,
@@ -148,26 +150,28 @@ static db_status search_blocks(db_stage_run *run, size_t group)
     cl_mem out = db_stage_out(run, 2), report = db_stage_out(run, 3);
     cl_mem cvv = db_stage_constant(run, cvv255, sizeof cvv255);
     cl_mem counters = db_stage_scratch(run, 4 * sizeof(cl_int));
-    const cl_int bcols = (w + k - 1) / k, brows = (h + k - 1) / k;
-    cl_mem dirty = db_stage_scratch(run, (size_t)bcols * (size_t)brows);
+    const cl_int bcols = (w + k - 1) / k, brows = (h + k - 1) / k, nblocks = bcols * brows;
+    cl_ulong n = (cl_ulong)w * (cl_ulong)h;
+    cl_mem dirty = db_stage_scratch(run, (size_t)n), blocks = db_stage_scratch(run, (size_t)nblocks);
     cl_kernel kbegin = db_stage_kernel(run, "dbs.cl", "dbs_search_begin");
     cl_kernel kgroup = db_stage_kernel(run, "dbs.cl", "dbs_search_group");
     cl_kernel kend = db_stage_kernel(run, "dbs.cl", "dbs_round_end");
     cl_kernel kout = db_stage_kernel(run, "dbs.cl", "dbs_output");
-    if (!cvv || !counters || !dirty || !kbegin || !kgroup || !kend || !kout)
+    if (!cvv || !counters || !dirty || !blocks || !kbegin || !kgroup || !kend || !kout)
         return db_error_status();
     db_status st;
     const size_t one = 1;
-    const size_t nblocks = (size_t)bcols * (size_t)brows;
-    if ((st = db_stage_args(run, kbegin, 3, sizeof counters, &counters, sizeof report, &report, sizeof dirty,
-                            &dirty)) != DB_OK ||
+    const size_t n1 = (size_t)n, local1 = 256;
+    if ((st = db_stage_args(run, kbegin, 6, sizeof counters, &counters, sizeof report, &report, sizeof dirty, &dirty,
+                            sizeof n, &n, sizeof blocks, &blocks, sizeof nblocks, &nblocks)) != DB_OK ||
         (st = db_stage_args(run, kend, 2, sizeof counters, &counters, sizeof report, &report)) != DB_OK ||
-        (st = db_stage_args(run, kgroup, 15, sizeof state, &state, sizeof err, &err, sizeof w, &w, sizeof h, &h,
+        (st = db_stage_args(run, kgroup, 17, sizeof state, &state, sizeof err, &err, sizeof w, &w, sizeof h, &h,
                             sizeof k, &k, sizeof(cl_int), &(cl_int){0}, sizeof(cl_int), &(cl_int){0}, sizeof cvv,
                             &cvv, sizeof counters, &counters, tile * tile * sizeof(cl_long), NULL, ring * ring,
                             NULL, DB_DBS_CTAPS * DB_DBS_CTAPS * sizeof(cl_long), NULL, sizeof dirty, &dirty,
-                            sizeof bcols, &bcols, sizeof brows, &brows)) != DB_OK ||
-        (st = db_stage_launch(run, kbegin, 1, &nblocks, NULL)) != DB_OK)
+                            sizeof blocks, &blocks, sizeof bcols, &bcols, sizeof brows, &brows,
+                            marks * marks * sizeof(cl_short), NULL)) != DB_OK ||
+        (st = db_stage_launch(run, kbegin, 1, &n1, group > 1 ? &local1 : db_any_group)) != DB_OK)
         return st;
     for (int round = 0; round < max_rounds; round++) {
         for (cl_int pr = 0; pr < 2; pr++)
@@ -189,8 +193,6 @@ static db_status search_blocks(db_stage_run *run, size_t group)
         if (converged)
             break;
     }
-    cl_ulong n = (cl_ulong)w * (cl_ulong)h;
-    const size_t n1 = (size_t)n, local1 = 256;
     if ((st = db_stage_args(run, kout, 3, sizeof state, &state, sizeof n, &n, sizeof out, &out)) != DB_OK)
         return st;
     return db_stage_launch(run, kout, 1, &n1, group > 1 ? &local1 : db_any_group);
@@ -221,8 +223,8 @@ static const db_param params[N_PARAMS] = {
     [P_D] = {.name = "D", .kind = DB_PARAM_INT, .def = 9, .min = 0, .max = 64,
              .doc = "clipping-free margin in gray levels: below D and above 255-D minority dots come from the "
                     "threshold array and stay fixed (0 = plain DBS)"},
-    [P_BLOCK] = {.name = "block", .kind = DB_PARAM_INT, .def = 32, .min = 18, .max = 48,
-                 .doc = "side of the blocks searched in parallel (at least 18 keeps blocks of a group apart)"},
+    [P_BLOCK] = {.name = "block", .kind = DB_PARAM_INT, .def = 32, .min = 20, .max = 48,
+                 .doc = "side of the blocks searched in parallel (at least 20 keeps blocks of a group apart)"},
     [P_MAX_ROUNDS] = {.name = "max-rounds", .kind = DB_PARAM_INT, .def = 100, .min = 1, .max = 100000,
                       .doc = "cap on search rounds (raster passes); a warning says when it was reached"},
     [P_ORDER] = {.name = "order", .kind = DB_PARAM_INT, .def = ORDER_BLOCKS, .min = 0, .max = ORDER_COUNT - 1,

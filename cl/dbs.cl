@@ -92,11 +92,17 @@ kernel void dbs_init_c(global const int *e, int w, int h, constant int *v, globa
 #define R_TOGGLES 2
 #define R_SWAPS 3
 
-/* Starts a search: one work-item a block marks it dirty; the first clears the counts. */
-kernel void dbs_search_begin(global int *counters, global long *report, global uchar *dirty)
+/* Starts a search: every pixel and block dirty (one work-item a pixel, n of
+** them, at least one a block); the first clears the counts. */
+kernel void dbs_search_begin(global int *counters, global long *report, global uchar *dirty, ulong n,
+                             global uchar *blocks, int nblocks)
 {
-    dirty[get_global_id(0)] = 1;
-    if (get_global_id(0) == 0)
+    size_t i = get_global_id(0);
+    if (i < n)
+        dirty[i] = 1;
+    if (i < (size_t)nblocks)
+        blocks[i] = 1;
+    if (i == 0)
         for (int i = 0; i < 4; i++) {
             counters[i] = 0;
             report[i] = 0;
@@ -122,27 +128,37 @@ constant int partner_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
 
 /* One launch per parity group (pr, pc): work-group (gx, gy) searches block
 ** (2 gx + pc, 2 gy + pr) of side k, visiting each of its pixels once in raster
-** order, when the block is dirty. A visit reads C and the states of the block
-** grown by one pixel; a change writes C within CW + 1 of the block. So a block
-** whose last search changed nothing, and none of whose eight neighbours
-** changed since, would change nothing again: it stays clean and is skipped,
-** which leaves the result and the counts as they were. Blocks of one group are
-** not neighbours, so the flags they write never race. The work-items share each visit: all of them evaluate the same nine
+** order. The work-items share each visit: all of them evaluate the same nine
 ** candidates from local memory (so they agree without talking) and split the
 ** update of C. The block's C with a halo of CW + 1 and its states with a ring
-** of 1 live in local memory; blocks of one group are k >= 18 apart, so their
-** halos never overlap and no other work-group reads or writes them. */
+** of 1 live in local memory; blocks of one group are k >= 20 apart, so their
+** halos never overlap and no other work-group reads or writes them.
+**
+** Visits that cannot change anything are skipped, which leaves the result and
+** the counts as they are. A visit reads C and the states of its pixel and of
+** the eight around it, and makes no change when the last visit of its pixel
+** made none and none of that changed since: the pixel is clean. A change at p
+** (and its partner q) writes C within CW of them, so it makes dirty every pixel
+** within CW + 1 (DIRTY_HALO of the block). `dirty` holds a flag a pixel between
+** searches, and `blocks` one a block (set when any of its pixels may be dirty),
+** so that a clean block is not even loaded. Within a search, mt holds for each
+** pixel of the block and its halo the index of the last visit that made it
+** dirty (-1: dirty before the search, -2: clean); a pixel is dirty again after
+** the search when a change at or after its own visit marked it. With k >= 20
+** the flag halos of a group's blocks do not meet either. */
+#define DIRTY_HALO (HALO + 1)
 kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, int k, int pr, int pc,
                              global const long *cvv255, global int *counters, local long *ct, local uchar *st,
-                             local long *cvv, global uchar *dirty, int bcols, int brows)
+                             local long *cvv, global uchar *dirty, global uchar *blocks, int bcols, int brows,
+                             local short *mt)
 {
     const int lid = get_local_id(0), ls = get_local_size(0);
     const int bx = 2 * (int)get_group_id(0) + pc, by = 2 * (int)get_group_id(1) + pr;
-    if (!dirty[by * bcols + bx])
+    if (!blocks[by * bcols + bx])
         return;
     const int x0 = bx * k, y0 = by * k;
     const int x1 = min(x0 + k, w), y1 = min(y0 + k, h);
-    const int tw = k + 2 * HALO, sw = k + 2;
+    const int tw = k + 2 * HALO, sw = k + 2, mw = k + 2 * DIRTY_HALO;
     for (int i = lid; i < CTAPS * CTAPS; i += ls)
         cvv[i] = cvv255[i];
     for (int i = lid; i < tw * tw; i += ls) {
@@ -153,14 +169,20 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
         int gy = y0 - 1 + i / sw, gx = x0 - 1 + i % sw;
         st[i] = gx >= 0 && gx < w && gy >= 0 && gy < h ? state[(size_t)gy * w + gx] : OUTSIDE;
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = lid; i < mw * mw; i += ls) {
+        int my = i / mw - DIRTY_HALO, mx = i % mw - DIRTY_HALO;
+        bool own = my >= 0 && my < y1 - y0 && mx >= 0 && mx < x1 - x0;
+        mt[i] = own && dirty[(size_t)(y0 + my) * w + x0 + mx] ? -1 : -2;
+    }
+    /* Also orders every work-item's read of the block's flag before work-item 0 writes it. */
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     const long c0 = cvv[CW * CTAPS + CW];
     int toggles = 0, swaps = 0;
     for (int y = 0; y < y1 - y0; y++)
         for (int x = 0; x < x1 - x0; x++) {
             const int si = (y + 1) * sw + x + 1, ci = (y + HALO) * tw + x + HALO;
             const uchar sp = st[si];
-            if (sp & FROZEN)
+            if ((sp & FROZEN) || mt[(y + DIRTY_HALO) * mw + x + DIRTY_HALO] == -2)
                 continue;
             const long a0 = (sp & WHITE) ? -1 : 1, cp = ct[ci];
             long best = c0 - 2 * a0 * cp;
@@ -194,6 +216,9 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
                     dlt += a1 * cvv[(oy + CW) * CTAPS + ox + CW];
                 ct[(ty + HALO) * tw + tx + HALO] -= dlt;
             }
+            const short t = (short)(y * k + x);
+            for (int i = lid; i < (bh + 2) * (bw + 2); i += ls)
+                mt[(by0 - 1 + i / (bw + 2) + DIRTY_HALO) * mw + bx0 - 1 + i % (bw + 2) + DIRTY_HALO] = t;
             if (lid == 0) {
                 st[si] ^= WHITE;
                 if (bj >= 0)
@@ -205,15 +230,26 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
                 swaps++;
             barrier(CLK_LOCAL_MEM_FENCE);
         }
+    /* The block's own flags always (its clean pixels become clean), the halo's
+    ** only where a change set them. */
+    for (int i = lid; i < mw * mw; i += ls) {
+        int my = i / mw - DIRTY_HALO, mx = i % mw - DIRTY_HALO, gy = y0 + my, gx = x0 + mx;
+        if (gx < 0 || gx >= w || gy < 0 || gy >= h)
+            continue;
+        if (my >= 0 && my < k && mx >= 0 && mx < k)
+            dirty[(size_t)gy * w + gx] = mt[i] >= my * k + mx;
+        else if (mt[i] >= 0)
+            dirty[(size_t)gy * w + gx] = 1;
+    }
     if (toggles + swaps == 0) {
         if (lid == 0)
-            dirty[by * bcols + bx] = 0;
+            blocks[by * bcols + bx] = 0;
         return;
     }
     if (lid == 0)
         for (int ny = max(by - 1, 0); ny <= min(by + 1, brows - 1); ny++)
             for (int nx = max(bx - 1, 0); nx <= min(bx + 1, bcols - 1); nx++)
-                dirty[ny * bcols + nx] = 1;
+                blocks[ny * bcols + nx] = 1;
     for (int i = lid; i < tw * tw; i += ls) {
         int gy = y0 - HALO + i / tw, gx = x0 - HALO + i % tw;
         if (gx >= 0 && gx < w && gy >= 0 && gy < h)

@@ -372,8 +372,8 @@ int main(void)
     db_image *photo = make_image(90, 70, 3, PHOTO);
     check_maps(ctx, algo, photo, &defaults, "photo/rgb");
     options o = defaults;
-    o.block = 18;
-    check_maps(ctx, algo, photo, &o, "block 18");
+    o.block = 20;
+    check_maps(ctx, algo, photo, &o, "block 20");
     o = defaults;
     o.block = 48;
     o.d = 30;

@@ -50,8 +50,8 @@ def main():
                                                                                                   ('hbk', None)]
         for algo, variant in cases:
             extra = ['--variant', variant, '--param', 'window=7'] if variant else []
-            if algo == 'dbs':  # blocks of 18 so that the 37x29 image has both parities of both groups
-                extra = ['--param', 'block=18']
+            if algo == 'dbs':  # blocks of 20 so that the 37x29 image has both parities of both groups
+                extra = ['--param', 'block=20']
             if algo == 'hbk':  # blocks of 8: partial blocks on both edges of the 37x29 image
                 extra = ['--param', 'block=8']
             ref = os.path.join(tmp, 'ref.pgm')
