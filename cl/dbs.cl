@@ -132,7 +132,9 @@ constant int partner_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
 ** candidates from local memory (so they agree without talking) and split the
 ** update of C. The block's C with a halo of CW + 1 and its states with a ring
 ** of 1 live in local memory; blocks of one group are k >= 20 apart, so their
-** halos never overlap and no other work-group reads or writes them.
+** halos never overlap and no other work-group reads or writes them. cvv holds
+** CVV(|dy|, |dx|) for 0 <= |dy|, |dx| <= CW (the model is symmetric), which
+** keeps the work-group's local memory small enough for more of them at once.
 **
 ** Visits that cannot change anything are skipped, which leaves the result and
 ** the counts as they are. A visit reads C and the states of its pixel and of
@@ -142,25 +144,28 @@ constant int partner_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
 ** within CW + 1 (DIRTY_HALO of the block). `dirty` holds a flag a pixel between
 ** searches, and `blocks` one a block (set when any of its pixels may be dirty),
 ** so that a clean block is not even loaded. Within a search, mt holds for each
-** pixel of the block and its halo the index of the last visit that made it
-** dirty (-1: dirty before the search, -2: clean); a pixel is dirty again after
-** the search when a change at or after its own visit marked it. With k >= 20
-** the flag halos of a group's blocks do not meet either. */
+** pixel of the block and its halo MARK_NOW when it is dirty at its visit and
+** MARK_NEXT when a change at or after its visit (for the halo: any change)
+** made it dirty again. With k >= 20 the halos of a group's blocks do not meet. */
 #define DIRTY_HALO (HALO + 1)
+#define MARK_NOW 1
+#define MARK_NEXT 2
+#define CBOX (CTAPS + 1)     /* C changed by a visit: a CBOX square from min(p, q) - CW */
+#define MBOX (CTAPS + 3)     /* pixels made dirty: an MBOX square from min(p, q) - CW - 1 */
 kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, int k, int pr, int pc,
                              global const long *cvv255, global int *counters, local long *ct, local uchar *st,
                              local long *cvv, global uchar *dirty, global uchar *blocks, int bcols, int brows,
-                             local short *mt)
+                             local uchar *mt)
 {
     const int lid = get_local_id(0), ls = get_local_size(0);
     const int bx = 2 * (int)get_group_id(0) + pc, by = 2 * (int)get_group_id(1) + pr;
     if (!blocks[by * bcols + bx])
         return;
     const int x0 = bx * k, y0 = by * k;
-    const int x1 = min(x0 + k, w), y1 = min(y0 + k, h);
+    const int bw = min(x0 + k, w) - x0, bh = min(y0 + k, h) - y0;
     const int tw = k + 2 * HALO, sw = k + 2, mw = k + 2 * DIRTY_HALO;
-    for (int i = lid; i < CTAPS * CTAPS; i += ls)
-        cvv[i] = cvv255[i];
+    for (int i = lid; i < (CW + 1) * (CW + 1); i += ls)
+        cvv[i] = cvv255[(CW + i / (CW + 1)) * CTAPS + CW + i % (CW + 1)];
     for (int i = lid; i < tw * tw; i += ls) {
         int gy = y0 - HALO + i / tw, gx = x0 - HALO + i % tw;
         ct[i] = gx >= 0 && gx < w && gy >= 0 && gy < h ? c[(size_t)gy * w + gx] : 0;
@@ -171,28 +176,34 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
     }
     for (int i = lid; i < mw * mw; i += ls) {
         int my = i / mw - DIRTY_HALO, mx = i % mw - DIRTY_HALO;
-        bool own = my >= 0 && my < y1 - y0 && mx >= 0 && mx < x1 - x0;
-        mt[i] = own && dirty[(size_t)(y0 + my) * w + x0 + mx] ? -1 : -2;
+        bool own = my >= 0 && my < bh && mx >= 0 && mx < bw;
+        mt[i] = own && dirty[(size_t)(y0 + my) * w + x0 + mx] ? MARK_NOW : 0;
     }
     /* Also orders every work-item's read of the block's flag before work-item 0 writes it. */
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const long c0 = cvv[CW * CTAPS + CW];
+    const long c0 = cvv[0];
+    long pk[8];
+    for (int j = 0; j < 8; j++)
+        pk[j] = 2 * c0 - 2 * cvv[abs(partner_dy[j]) * (CW + 1) + abs(partner_dx[j])];
     int toggles = 0, swaps = 0;
-    for (int y = 0; y < y1 - y0; y++)
-        for (int x = 0; x < x1 - x0; x++) {
+    for (int y = 0; y < bh; y++)
+        for (int x = 0; x < bw; x++) {
             const int si = (y + 1) * sw + x + 1, ci = (y + HALO) * tw + x + HALO;
             const uchar sp = st[si];
-            if ((sp & FROZEN) || mt[(y + DIRTY_HALO) * mw + x + DIRTY_HALO] == -2)
+            if ((sp & FROZEN) || !(mt[(y + DIRTY_HALO) * mw + x + DIRTY_HALO] & MARK_NOW))
                 continue;
-            const long a0 = (sp & WHITE) ? -1 : 1, cp = ct[ci];
-            long best = c0 - 2 * a0 * cp;
+            /* a0 = -1 for a white pixel, 1 for a black one; ap = a0 C(p). */
+            const bool white = sp & WHITE;
+            const long cp = ct[ci], ap = white ? -cp : cp;
+            long best = c0 - 2 * ap;
             int bj = -1;
             for (int j = 0; j < 8; j++) {
-                const int dy = partner_dy[j], dx = partner_dx[j];
-                const uchar sq = st[si + dy * sw + dx];
-                if ((sq & (FROZEN | OUTSIDE)) || (sq & WHITE) == (sp & WHITE))
+                const int o = partner_dy[j] * sw + partner_dx[j];
+                const uchar sq = st[si + o];
+                if ((sq & (FROZEN | OUTSIDE)) || (bool)(sq & WHITE) == white)
                     continue;
-                long d = 2 * c0 - 2 * cvv[(CW + dy) * CTAPS + CW + dx] - 2 * (a0 * cp - a0 * ct[ci + dy * tw + dx]);
+                const long cq = ct[ci + partner_dy[j] * tw + partner_dx[j]];
+                const long d = pk[j] - 2 * (ap - (white ? -cq : cq));
                 if (d < best) {
                     best = d;
                     bj = j;
@@ -203,22 +214,20 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
             /* Every work-item took the same decision from the same local data. */
             barrier(CLK_LOCAL_MEM_FENCE);
             const int qy = bj < 0 ? y : y + partner_dy[bj], qx = bj < 0 ? x : x + partner_dx[bj];
-            const long a1 = bj < 0 ? 0 : -a0;
-            const int by0 = min(y, qy) - CW, bx0 = min(x, qx) - CW;
-            const int bh = abs(qy - y) + CTAPS, bw = abs(qx - x) + CTAPS;
-            for (int i = lid; i < bh * bw; i += ls) {
-                const int ty = by0 + i / bw, tx = bx0 + i % bw;
-                const int py = ty - y, px = tx - x, oy = ty - qy, ox = tx - qx;
+            const int oy = min(y, qy) - CW - 1, ox = min(x, qx) - CW - 1, t = y * k + x;
+            for (int i = lid; i < MBOX * MBOX; i += ls) {
+                const int ty = oy + i / MBOX, tx = ox + i % MBOX;
+                const bool own = ty >= 0 && ty < bh && tx >= 0 && tx < bw;
+                mt[(ty + DIRTY_HALO) * mw + tx + DIRTY_HALO] |= own && ty * k + tx > t ? MARK_NOW : MARK_NEXT;
+                const int py = abs(ty - y), px = abs(tx - x), qy2 = abs(ty - qy), qx2 = abs(tx - qx);
                 long dlt = 0;
-                if (abs(py) <= CW && abs(px) <= CW)
-                    dlt += a0 * cvv[(py + CW) * CTAPS + px + CW];
-                if (a1 && abs(oy) <= CW && abs(ox) <= CW)
-                    dlt += a1 * cvv[(oy + CW) * CTAPS + ox + CW];
-                ct[(ty + HALO) * tw + tx + HALO] -= dlt;
+                if (py <= CW && px <= CW)
+                    dlt = cvv[py * (CW + 1) + px];
+                if (bj >= 0 && qy2 <= CW && qx2 <= CW)
+                    dlt -= cvv[qy2 * (CW + 1) + qx2];
+                if (dlt)
+                    ct[(ty + HALO) * tw + tx + HALO] -= white ? -dlt : dlt;
             }
-            const short t = (short)(y * k + x);
-            for (int i = lid; i < (bh + 2) * (bw + 2); i += ls)
-                mt[(by0 - 1 + i / (bw + 2) + DIRTY_HALO) * mw + bx0 - 1 + i % (bw + 2) + DIRTY_HALO] = t;
             if (lid == 0) {
                 st[si] ^= WHITE;
                 if (bj >= 0)
@@ -236,9 +245,9 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
         int my = i / mw - DIRTY_HALO, mx = i % mw - DIRTY_HALO, gy = y0 + my, gx = x0 + mx;
         if (gx < 0 || gx >= w || gy < 0 || gy >= h)
             continue;
-        if (my >= 0 && my < k && mx >= 0 && mx < k)
-            dirty[(size_t)gy * w + gx] = mt[i] >= my * k + mx;
-        else if (mt[i] >= 0)
+        if (my >= 0 && my < bh && mx >= 0 && mx < bw)
+            dirty[(size_t)gy * w + gx] = (mt[i] & MARK_NEXT) != 0;
+        else if (mt[i] & MARK_NEXT)
             dirty[(size_t)gy * w + gx] = 1;
     }
     if (toggles + swaps == 0) {
