@@ -134,8 +134,10 @@ static db_status search_blocks(db_stage_run *run, size_t group)
     cl_int w = db_stage_width(run), h = db_stage_height(run), k = (cl_int)job->params[P_BLOCK];
     int max_rounds = (int)job->params[P_MAX_ROUNDS];
     size_t tile = (size_t)(k + 2 * (DB_DBS_CW + 1)), ring = (size_t)(k + 2);
-    size_t marks = (size_t)(k + 2 * (DB_DBS_CW + 2)), quadrant = (DB_DBS_CW + 1) * (DB_DBS_CW + 1);
-    size_t local_bytes = tile * tile * sizeof(cl_long) + ring * ring + quadrant * sizeof(cl_long) + marks * marks;
+    /* Two bit planes of MARK_WORDS (cl/dbs.cl) words a row over the block and a halo of CW + 2. */
+    size_t marks = 2 * (size_t)(k + 2 * (DB_DBS_CW + 2)) * 3 * sizeof(cl_uint);
+    size_t quadrant = (DB_DBS_CW + 1) * (DB_DBS_CW + 1);
+    size_t local_bytes = tile * tile * sizeof(cl_long) + ring * ring + quadrant * sizeof(cl_long) + marks;
     if (local_bytes > dev->local_mem)
         return db_fail(DB_ERR_USAGE, "dbs: block=%d needs %zu bytes of local memory, but device '%s' has %llu; "
                        "use a smaller block (--param block=32)", (int)k, local_bytes, dev->info.name,
@@ -168,7 +170,7 @@ static db_status search_blocks(db_stage_run *run, size_t group)
                             sizeof k, &k, sizeof(cl_int), &(cl_int){0}, sizeof(cl_int), &(cl_int){0}, sizeof cvv,
                             &cvv, sizeof counters, &counters, tile * tile * sizeof(cl_long), NULL, ring * ring,
                             NULL, quadrant * sizeof(cl_long), NULL, sizeof dirty, &dirty, sizeof blocks, &blocks,
-                            sizeof bcols, &bcols, sizeof brows, &brows, marks * marks, NULL)) != DB_OK ||
+                            sizeof bcols, &bcols, sizeof brows, &brows, marks, NULL)) != DB_OK ||
         (st = db_stage_launch(run, kbegin, 1, &n1, group > 1 ? &local1 : db_any_group)) != DB_OK)
         return st;
     for (int round = 0; round < max_rounds; round++) {

@@ -143,19 +143,33 @@ constant int partner_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
 ** (and its partner q) writes C within CW of them, so it makes dirty every pixel
 ** within CW + 1 (DIRTY_HALO of the block). `dirty` holds a flag a pixel between
 ** searches, and `blocks` one a block (set when any of its pixels may be dirty),
-** so that a clean block is not even loaded. Within a search, mt holds for each
-** pixel of the block and its halo MARK_NOW when it is dirty at its visit and
-** MARK_NEXT when a change at or after its visit (for the halo: any change)
-** made it dirty again. With k >= 20 the halos of a group's blocks do not meet. */
+** so that a clean block is not even loaded. Within a search, two bit planes
+** over the block and its halo (MARK_WORDS words a row) hold `now`: dirty at
+** its visit, and `next`: made dirty by a change at or after its visit (for
+** the halo: by any change). With k >= 20 the halos of a group's blocks do not
+** meet. */
 #define DIRTY_HALO (HALO + 1)
-#define MARK_NOW 1
-#define MARK_NEXT 2
+#define MARK_WORDS 3         /* k + 2 DIRTY_HALO <= 96 bits a row */
 #define CBOX (CTAPS + 1)     /* C changed by a visit: a CBOX square from min(p, q) - CW */
 #define MBOX (CTAPS + 3)     /* pixels made dirty: an MBOX square from min(p, q) - CW - 1 */
+
+/* Sets `bits` (at most 32) of a mark row from tile column `col` on. */
+static void mark_row(local uint *row, int col, uint bits)
+{
+    const int word = col / 32, shift = col % 32;
+    row[word] |= bits << shift;
+    if (shift)
+        row[word + 1] |= bits >> (32 - shift);
+}
+
+static bool marked(local const uint *plane, int row, int col)
+{
+    return (plane[row * MARK_WORDS + col / 32] >> (col % 32)) & 1;
+}
 kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, int k, int pr, int pc,
                              global const long *cvv255, global int *counters, local long *ct, local uchar *st,
                              local long *cvv, global uchar *dirty, global uchar *blocks, int bcols, int brows,
-                             local uchar *mt)
+                             local uint *marks)
 {
     const int lid = get_local_id(0), ls = get_local_size(0);
     const int bx = 2 * (int)get_group_id(0) + pc, by = 2 * (int)get_group_id(1) + pr;
@@ -164,6 +178,9 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
     const int x0 = bx * k, y0 = by * k;
     const int bw = min(x0 + k, w) - x0, bh = min(y0 + k, h) - y0;
     const int tw = k + 2 * HALO, sw = k + 2, mw = k + 2 * DIRTY_HALO;
+    local uint *now = marks, *next = marks + mw * MARK_WORDS;
+    for (int i = lid; i < 2 * mw * MARK_WORDS; i += ls)
+        marks[i] = 0;
     for (int i = lid; i < (CW + 1) * (CW + 1); i += ls)
         cvv[i] = cvv255[(CW + i / (CW + 1)) * CTAPS + CW + i % (CW + 1)];
     for (int i = lid; i < tw * tw; i += ls) {
@@ -174,11 +191,11 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
         int gy = y0 - 1 + i / sw, gx = x0 - 1 + i % sw;
         st[i] = gx >= 0 && gx < w && gy >= 0 && gy < h ? state[(size_t)gy * w + gx] : OUTSIDE;
     }
-    for (int i = lid; i < mw * mw; i += ls) {
-        int my = i / mw - DIRTY_HALO, mx = i % mw - DIRTY_HALO;
-        bool own = my >= 0 && my < bh && mx >= 0 && mx < bw;
-        mt[i] = own && dirty[(size_t)(y0 + my) * w + x0 + mx] ? MARK_NOW : 0;
-    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = lid; i < bw * bh; i += ls)
+        if (dirty[(size_t)(y0 + i / bw) * w + x0 + i % bw])
+            atomic_or(&now[(i / bw + DIRTY_HALO) * MARK_WORDS + (i % bw + DIRTY_HALO) / 32],
+                      1u << ((i % bw + DIRTY_HALO) % 32));
     /* Also orders every work-item's read of the block's flag before work-item 0 writes it. */
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     const long c0 = cvv[0];
@@ -190,7 +207,7 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
         for (int x = 0; x < bw; x++) {
             const int si = (y + 1) * sw + x + 1, ci = (y + HALO) * tw + x + HALO;
             const uchar sp = st[si];
-            if ((sp & FROZEN) || !(mt[(y + DIRTY_HALO) * mw + x + DIRTY_HALO] & MARK_NOW))
+            if ((sp & FROZEN) || !marked(now, y + DIRTY_HALO, x + DIRTY_HALO))
                 continue;
             /* a0 = -1 for a white pixel, 1 for a black one; ap = a0 C(p). */
             const bool white = sp & WHITE;
@@ -214,11 +231,23 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
             /* Every work-item took the same decision from the same local data. */
             barrier(CLK_LOCAL_MEM_FENCE);
             const int qy = bj < 0 ? y : y + partner_dy[bj], qx = bj < 0 ? x : x + partner_dx[bj];
-            const int oy = min(y, qy) - CW - 1, ox = min(x, qx) - CW - 1, t = y * k + x;
-            for (int i = lid; i < MBOX * MBOX; i += ls) {
-                const int ty = oy + i / MBOX, tx = ox + i % MBOX;
-                const bool own = ty >= 0 && ty < bh && tx >= 0 && tx < bw;
-                mt[(ty + DIRTY_HALO) * mw + tx + DIRTY_HALO] |= own && ty * k + tx > t ? MARK_NOW : MARK_NEXT;
+            const int oy = min(y, qy) - CW - 1, ox = min(x, qx) - CW - 1;
+            for (int r = lid; r < MBOX; r += ls) {
+                /* Row oy + r of the box: the block's pixels after this visit
+                ** become dirty now, the rest (before it, or in the halo) next. */
+                const int ty = oy + r;
+                const uint box = (1u << MBOX) - 1;
+                uint later = 0;
+                if (ty >= 0 && ty < bh && ty >= y) {
+                    const int from = max(ty == y ? x + 1 : 0, ox), to = min(bw, ox + MBOX);
+                    if (from < to)
+                        later = ((1u << (to - from)) - 1) << (from - ox);
+                }
+                mark_row(now + (ty + DIRTY_HALO) * MARK_WORDS, ox + DIRTY_HALO, later);
+                mark_row(next + (ty + DIRTY_HALO) * MARK_WORDS, ox + DIRTY_HALO, box & ~later);
+            }
+            for (int i = lid; i < CBOX * CBOX; i += ls) {
+                const int ty = oy + 1 + i / CBOX, tx = ox + 1 + i % CBOX;
                 const int py = abs(ty - y), px = abs(tx - x), qy2 = abs(ty - qy), qx2 = abs(tx - qx);
                 long dlt = 0;
                 if (py <= CW && px <= CW)
@@ -245,9 +274,10 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
         int my = i / mw - DIRTY_HALO, mx = i % mw - DIRTY_HALO, gy = y0 + my, gx = x0 + mx;
         if (gx < 0 || gx >= w || gy < 0 || gy >= h)
             continue;
+        bool again = marked(next, i / mw, i % mw);
         if (my >= 0 && my < bh && mx >= 0 && mx < bw)
-            dirty[(size_t)gy * w + gx] = (mt[i] & MARK_NEXT) != 0;
-        else if (mt[i] & MARK_NEXT)
+            dirty[(size_t)gy * w + gx] = again;
+        else if (again)
             dirty[(size_t)gy * w + gx] = 1;
     }
     if (toggles + swaps == 0) {

@@ -368,6 +368,10 @@ int main(void)
             check_maps(ctx, algo, img, &defaults, pattern_names[p]);
             db_image_free(img);
         }
+    /* A larger page, where skipped visits meet many changes of earlier rounds. */
+    db_image *large = make_image(512, 384, 1, PHOTO);
+    check_maps(ctx, algo, large, &defaults, "photo 512x384");
+    db_image_free(large);
     /* Colour input, other parameters, the raster order, the cap. */
     db_image *photo = make_image(90, 70, 3, PHOTO);
     check_maps(ctx, algo, photo, &defaults, "photo/rgb");
