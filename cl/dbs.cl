@@ -207,25 +207,38 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
         for (int x = 0; x < bw; x++) {
             const int si = (y + 1) * sw + x + 1, ci = (y + HALO) * tw + x + HALO;
             const uchar sp = st[si];
-            if ((sp & FROZEN) || !marked(now, y + DIRTY_HALO, x + DIRTY_HALO))
+            if ((sp & FROZEN) | !marked(now, y + DIRTY_HALO, x + DIRTY_HALO))
                 continue;
+            /* All loads first, so that they overlap: a visit costs their latency. */
+            uchar sq[8];
+            long cq[8];
+            const long cp = ct[ci];
+            for (int j = 0; j < 8; j++) {
+                sq[j] = st[si + partner_dy[j] * sw + partner_dx[j]];
+                cq[j] = ct[ci + partner_dy[j] * tw + partner_dx[j]];
+            }
             /* a0 = -1 for a white pixel, 1 for a black one; ap = a0 C(p). */
             const bool white = sp & WHITE;
-            const long cp = ct[ci], ap = white ? -cp : cp;
-            long best = c0 - 2 * ap;
-            int bj = -1;
+            const long ap = white ? -cp : cp;
+            /* The least of the toggle (slot 0) and the swaps (slots 1..8),
+            ** the earliest on ties, as a tree: a short chain of dependences. */
+            long dv[9];
+            int di[9];
+            dv[0] = c0 - 2 * ap;
+            di[0] = -1;
             for (int j = 0; j < 8; j++) {
-                const int o = partner_dy[j] * sw + partner_dx[j];
-                const uchar sq = st[si + o];
-                if ((sq & (FROZEN | OUTSIDE)) || (bool)(sq & WHITE) == white)
-                    continue;
-                const long cq = ct[ci + partner_dy[j] * tw + partner_dx[j]];
-                const long d = pk[j] - 2 * (ap - (white ? -cq : cq));
-                if (d < best) {
-                    best = d;
-                    bj = j;
-                }
+                const bool ok = !(sq[j] & (FROZEN | OUTSIDE)) && (bool)(sq[j] & WHITE) != white;
+                dv[j + 1] = ok ? pk[j] - 2 * (ap - (white ? -cq[j] : cq[j])) : LONG_MAX;
+                di[j + 1] = j;
             }
+            for (int step = 1; step < 9; step *= 2)
+                for (int i = 0; i + step < 9; i += 2 * step)
+                    if (dv[i + step] < dv[i]) {
+                        dv[i] = dv[i + step];
+                        di[i] = di[i + step];
+                    }
+            const long best = dv[0];
+            const int bj = di[0];
             if (best >= 0)
                 continue;
             /* Every work-item took the same decision from the same local data. */
