@@ -124,6 +124,29 @@ static db_status search_raster(db_stage_run *run)
     return db_stage_host(run, "raster_dbs", raster_host, &a, sizeof a, mems, 4);
 }
 
+/* What a change at p subtracts from C (times a0 = -1 for a white pixel, 1 for
+** a black one) over the DELTA_SIDE square from min(p, q) - CW: for a swap with
+** partner j (q = p + d), 255 (CVV(t - p) - CVV(t - q)); for a toggle (slot 8,
+** the square from p - CW), 255 CVV(t - p). CVV is 0 beyond CW. */
+#define DELTA_SIDE (DB_DBS_CTAPS + 1)
+static void make_deltas(const cl_long *cvv255, cl_long deltas[9][DELTA_SIDE * DELTA_SIDE])
+{
+    static const int dy[9] = {-1, -1, -1, 0, 0, 1, 1, 1, 0}, dx[9] = {-1, 0, 1, -1, 1, -1, 0, 1, 0};
+    const int cw = DB_DBS_CW;
+    for (int j = 0; j < 9; j++) {
+        const int oy = (dy[j] < 0 ? dy[j] : 0) - cw, ox = (dx[j] < 0 ? dx[j] : 0) - cw;
+        for (int i = 0; i < DELTA_SIDE * DELTA_SIDE; i++) {
+            const int ty = oy + i / DELTA_SIDE, tx = ox + i % DELTA_SIDE, uy = ty - dy[j], ux = tx - dx[j];
+            cl_long v = 0;
+            if (abs(ty) <= cw && abs(tx) <= cw)
+                v += cvv255[(ty + cw) * DB_DBS_CTAPS + tx + cw];
+            if (j < 8 && abs(uy) <= cw && abs(ux) <= cw)
+                v -= cvv255[(uy + cw) * DB_DBS_CTAPS + ux + cw];
+            deltas[j][i] = v;
+        }
+    }
+}
+
 /* Koge's block search: rounds of four launches, one per parity group, until a
 ** round changes nothing or max-rounds ran. The flag is read after every round:
 ** a round is long enough that the read costs little. */
@@ -136,8 +159,7 @@ static db_status search_blocks(db_stage_run *run, size_t group)
     size_t tile = (size_t)(k + 2 * (DB_DBS_CW + 1)), ring = (size_t)(k + 2);
     /* Two bit planes of MARK_WORDS (cl/dbs.cl) words a row over the block and a halo of CW + 2. */
     size_t marks = 2 * (size_t)(k + 2 * (DB_DBS_CW + 2)) * 3 * sizeof(cl_uint);
-    size_t quadrant = (DB_DBS_CW + 1) * (DB_DBS_CW + 1);
-    size_t local_bytes = tile * tile * sizeof(cl_long) + ring * ring + quadrant * sizeof(cl_long) + marks;
+    size_t local_bytes = tile * tile * sizeof(cl_long) + ring * ring + marks;
     if (local_bytes > dev->local_mem)
         return db_fail(DB_ERR_USAGE, "dbs: block=%d needs %zu bytes of local memory, but device '%s' has %llu; "
                        "use a smaller block (--param block=32)", (int)k, local_bytes, dev->info.name,
@@ -149,7 +171,10 @@ static db_status search_blocks(db_stage_run *run, size_t group)
         cvv255[i] = 255 * model.cvv[i];
     cl_mem state = db_stage_in(run, 0), err = db_stage_in(run, 1);
     cl_mem out = db_stage_out(run, 2), report = db_stage_out(run, 3);
+    cl_long deltas[9][DELTA_SIDE * DELTA_SIDE];
+    make_deltas(cvv255, deltas);
     cl_mem cvv = db_stage_constant(run, cvv255, sizeof cvv255);
+    cl_mem dmem = db_stage_constant(run, deltas, sizeof deltas);
     cl_mem counters = db_stage_scratch(run, 4 * sizeof(cl_int));
     const cl_int bcols = (w + k - 1) / k, brows = (h + k - 1) / k, nblocks = bcols * brows;
     cl_ulong n = (cl_ulong)w * (cl_ulong)h;
@@ -158,7 +183,7 @@ static db_status search_blocks(db_stage_run *run, size_t group)
     cl_kernel kgroup = db_stage_kernel(run, "dbs.cl", "dbs_search_group");
     cl_kernel kend = db_stage_kernel(run, "dbs.cl", "dbs_round_end");
     cl_kernel kout = db_stage_kernel(run, "dbs.cl", "dbs_output");
-    if (!cvv || !counters || !dirty || !blocks || !kbegin || !kgroup || !kend || !kout)
+    if (!cvv || !dmem || !counters || !dirty || !blocks || !kbegin || !kgroup || !kend || !kout)
         return db_error_status();
     db_status st;
     const size_t one = 1;
@@ -168,9 +193,9 @@ static db_status search_blocks(db_stage_run *run, size_t group)
         (st = db_stage_args(run, kend, 2, sizeof counters, &counters, sizeof report, &report)) != DB_OK ||
         (st = db_stage_args(run, kgroup, 17, sizeof state, &state, sizeof err, &err, sizeof w, &w, sizeof h, &h,
                             sizeof k, &k, sizeof(cl_int), &(cl_int){0}, sizeof(cl_int), &(cl_int){0}, sizeof cvv,
-                            &cvv, sizeof counters, &counters, tile * tile * sizeof(cl_long), NULL, ring * ring,
-                            NULL, quadrant * sizeof(cl_long), NULL, sizeof dirty, &dirty, sizeof blocks, &blocks,
-                            sizeof bcols, &bcols, sizeof brows, &brows, marks, NULL)) != DB_OK ||
+                            &cvv, sizeof dmem, &dmem, sizeof counters, &counters, tile * tile * sizeof(cl_long), NULL,
+                            ring * ring, NULL, sizeof dirty, &dirty, sizeof blocks, &blocks, sizeof bcols, &bcols,
+                            sizeof brows, &brows, marks, NULL)) != DB_OK ||
         (st = db_stage_launch(run, kbegin, 1, &n1, group > 1 ? &local1 : db_any_group)) != DB_OK)
         return st;
     for (int round = 0; round < max_rounds; round++) {

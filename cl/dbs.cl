@@ -132,9 +132,10 @@ constant int partner_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
 ** candidates from local memory (so they agree without talking) and split the
 ** update of C. The block's C with a halo of CW + 1 and its states with a ring
 ** of 1 live in local memory; blocks of one group are k >= 20 apart, so their
-** halos never overlap and no other work-group reads or writes them. cvv holds
-** CVV(|dy|, |dx|) for 0 <= |dy|, |dx| <= CW (the model is symmetric), which
-** keeps the work-group's local memory small enough for more of them at once.
+** halos never overlap and no other work-group reads or writes them. What a
+** change subtracts from C (times a0) over its CBOX square is a table the host
+** made once (algorithms/dbs.c: one square for each of the eight swaps and one
+** for a toggle), read by all work-items at once.
 **
 ** Visits that cannot change anything are skipped, which leaves the result and
 ** the counts as they are. A visit reads C and the states of its pixel and of
@@ -167,9 +168,9 @@ static bool marked(local const uint *plane, int row, int col)
     return (plane[row * MARK_WORDS + col / 32] >> (col % 32)) & 1;
 }
 kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, int k, int pr, int pc,
-                             global const long *cvv255, global int *counters, local long *ct, local uchar *st,
-                             local long *cvv, global uchar *dirty, global uchar *blocks, int bcols, int brows,
-                             local uint *marks)
+                             global const long *cvv255, global const long *deltas, global int *counters,
+                             local long *ct, local uchar *st, global uchar *dirty, global uchar *blocks, int bcols,
+                             int brows, local uint *marks)
 {
     const int lid = get_local_id(0), ls = get_local_size(0);
     const int bx = 2 * (int)get_group_id(0) + pc, by = 2 * (int)get_group_id(1) + pr;
@@ -181,8 +182,6 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
     local uint *now = marks, *next = marks + mw * MARK_WORDS;
     for (int i = lid; i < 2 * mw * MARK_WORDS; i += ls)
         marks[i] = 0;
-    for (int i = lid; i < (CW + 1) * (CW + 1); i += ls)
-        cvv[i] = cvv255[(CW + i / (CW + 1)) * CTAPS + CW + i % (CW + 1)];
     for (int i = lid; i < tw * tw; i += ls) {
         int gy = y0 - HALO + i / tw, gx = x0 - HALO + i % tw;
         ct[i] = gx >= 0 && gx < w && gy >= 0 && gy < h ? c[(size_t)gy * w + gx] : 0;
@@ -198,10 +197,10 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
                       1u << ((i % bw + DIRTY_HALO) % 32));
     /* Also orders every work-item's read of the block's flag before work-item 0 writes it. */
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const long c0 = cvv[0];
+    const long c0 = cvv255[CW * CTAPS + CW];
     long pk[8];
     for (int j = 0; j < 8; j++)
-        pk[j] = 2 * c0 - 2 * cvv[abs(partner_dy[j]) * (CW + 1) + abs(partner_dx[j])];
+        pk[j] = 2 * c0 - 2 * cvv255[(CW + partner_dy[j]) * CTAPS + CW + partner_dx[j]];
     int toggles = 0, swaps = 0;
     for (int y = 0; y < bh; y++)
         for (int x = 0; x < bw; x++) {
@@ -259,16 +258,12 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
                 mark_row(now + (ty + DIRTY_HALO) * MARK_WORDS, ox + DIRTY_HALO, later);
                 mark_row(next + (ty + DIRTY_HALO) * MARK_WORDS, ox + DIRTY_HALO, box & ~later);
             }
+            global const long *delta = deltas + (bj < 0 ? 8 : bj) * CBOX * CBOX;
+            local long *corner = ct + (oy + 1 + HALO) * tw + ox + 1 + HALO;
             for (int i = lid; i < CBOX * CBOX; i += ls) {
-                const int ty = oy + 1 + i / CBOX, tx = ox + 1 + i % CBOX;
-                const int py = abs(ty - y), px = abs(tx - x), qy2 = abs(ty - qy), qx2 = abs(tx - qx);
-                long dlt = 0;
-                if (py <= CW && px <= CW)
-                    dlt = cvv[py * (CW + 1) + px];
-                if (bj >= 0 && qy2 <= CW && qx2 <= CW)
-                    dlt -= cvv[qy2 * (CW + 1) + qx2];
+                const long dlt = delta[i];
                 if (dlt)
-                    ct[(ty + HALO) * tw + tx + HALO] -= white ? -dlt : dlt;
+                    corner[i / CBOX * tw + i % CBOX] += white ? dlt : -dlt;
             }
             if (lid == 0) {
                 st[si] ^= WHITE;
