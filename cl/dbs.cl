@@ -153,6 +153,7 @@ constant int partner_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
 #define MARK_WORDS 3         /* k + 2 DIRTY_HALO <= 96 bits a row */
 #define CBOX (CTAPS + 1)     /* C changed by a visit: a CBOX square from min(p, q) - CW */
 #define MBOX (CTAPS + 3)     /* pixels made dirty: an MBOX square from min(p, q) - CW - 1 */
+#define UPDATE_BATCH 11      /* a GPU work-group's (32) share of a CBOX square */
 
 /* Sets `bits` (at most 32) of a mark row from tile column `col` on. */
 static void mark_row(local uint *row, int col, uint bits)
@@ -260,10 +261,20 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
             }
             global const long *delta = deltas + (bj < 0 ? 8 : bj) * CBOX * CBOX;
             local long *corner = ct + (oy + 1 + HALO) * tw + ox + 1 + HALO;
-            for (int i = lid; i < CBOX * CBOX; i += ls) {
-                const long dlt = delta[i];
-                if (dlt)
-                    corner[i / CBOX * tw + i % CBOX] += white ? dlt : -dlt;
+            /* In batches: every load of a batch before its stores, which the
+            ** compiler cannot order so itself (it cannot tell they never alias). */
+            for (int i0 = lid; i0 < CBOX * CBOX; i0 += ls * UPDATE_BATCH) {
+                long v[UPDATE_BATCH], dlt[UPDATE_BATCH];
+                for (int m = 0; m < UPDATE_BATCH; m++) {
+                    const int i = min(i0 + m * ls, CBOX * CBOX - 1);
+                    dlt[m] = delta[i];
+                    v[m] = corner[i / CBOX * tw + i % CBOX];
+                }
+                for (int m = 0; m < UPDATE_BATCH; m++) {
+                    const int i = i0 + m * ls;
+                    if (i < CBOX * CBOX)
+                        corner[i / CBOX * tw + i % CBOX] = v[m] + (white ? dlt[m] : -dlt[m]);
+                }
             }
             if (lid == 0) {
                 st[si] ^= WHITE;
