@@ -265,8 +265,11 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
             ** compiler cannot order so itself (it cannot tell they never alias). */
             for (int i0 = lid; i0 < CBOX * CBOX; i0 += ls * UPDATE_BATCH) {
                 long v[UPDATE_BATCH], dlt[UPDATE_BATCH];
+                /* Slots past the square load this work-item's own last entry
+                ** again, never one another work-item stores. */
+                const int last = (CBOX * CBOX - 1 - i0) / ls;
                 for (int m = 0; m < UPDATE_BATCH; m++) {
-                    const int i = min(i0 + m * ls, CBOX * CBOX - 1);
+                    const int i = i0 + min(m, last) * ls;
                     dlt[m] = delta[i];
                     v[m] = corner[i / CBOX * tw + i % CBOX];
                 }
