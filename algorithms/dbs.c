@@ -9,6 +9,7 @@
 ** blocks (cl/dbs.cl), or the sequential raster search on the host (the quality
 ** reference). Formulas and rules: docs/dbs.md.
 */
+#include <limits.h>
 #include "algorithms/algorithms.h"
 #include "algorithms/dbs.h"
 
@@ -22,6 +23,12 @@ enum { R_ROUNDS, R_CONVERGED, R_TOGGLES, R_SWAPS, R_VALUES };
 /* Work-items that share one block's visits on a GPU (one warp or wavefront
 ** keeps the barriers cheap); CPU devices search each block with one. */
 #define GPU_GROUP 32
+
+/* Rows of a block whose C a GPU work-group holds at once (with a margin of 9
+** rows above and below): a smaller share of local memory lets more blocks run
+** at once on a compute unit, which is what the search's speed follows. CPU
+** devices hold the whole block. */
+#define GPU_SLAB 8
 
 static const db_item items[N_ITEMS] = {
     [IMAGE] = {"image", DB_ITEM_INPUT, 1, "the decoded input, gray or RGB", NULL},
@@ -150,16 +157,18 @@ static void make_deltas(const cl_long *cvv255, cl_long deltas[9][DELTA_SIDE * DE
 /* Koge's block search: rounds of four launches, one per parity group, until a
 ** round changes nothing or max-rounds ran. The flag is read after every round:
 ** a round is long enough that the read costs little. */
-static db_status search_blocks(db_stage_run *run, size_t group)
+static db_status search_blocks(db_stage_run *run, size_t group, int slab)
 {
     const db_job *job = db_stage_job(run);
     db_device *dev = db_stage_device(run);
     cl_int w = db_stage_width(run), h = db_stage_height(run), k = (cl_int)job->params[P_BLOCK];
     int max_rounds = (int)job->params[P_MAX_ROUNDS];
-    size_t tile = (size_t)(k + 2 * (DB_DBS_CW + 1)), ring = (size_t)(k + 2);
+    slab = slab < k ? slab : k;
+    size_t tile = (size_t)(k + 2 * (DB_DBS_CW + 1)), tile_rows = (size_t)(slab + 2 * (DB_DBS_CW + 1));
+    size_t ring = (size_t)(k + 2);
     /* Two bit planes of MARK_WORDS (cl/dbs.cl) words a row over the block and a halo of CW + 2. */
     size_t marks = 2 * (size_t)(k + 2 * (DB_DBS_CW + 2)) * 3 * sizeof(cl_uint);
-    size_t local_bytes = tile * tile * sizeof(cl_long) + ring * ring + marks;
+    size_t local_bytes = tile_rows * tile * sizeof(cl_long) + ring * ring + marks;
     if (local_bytes > dev->local_mem)
         return db_fail(DB_ERR_USAGE, "dbs: block=%d needs %zu bytes of local memory, but device '%s' has %llu; "
                        "use a smaller block (--param block=32)", (int)k, local_bytes, dev->info.name,
@@ -191,11 +200,11 @@ static db_status search_blocks(db_stage_run *run, size_t group)
     if ((st = db_stage_args(run, kbegin, 6, sizeof counters, &counters, sizeof report, &report, sizeof dirty, &dirty,
                             sizeof n, &n, sizeof blocks, &blocks, sizeof nblocks, &nblocks)) != DB_OK ||
         (st = db_stage_args(run, kend, 2, sizeof counters, &counters, sizeof report, &report)) != DB_OK ||
-        (st = db_stage_args(run, kgroup, 17, sizeof state, &state, sizeof err, &err, sizeof w, &w, sizeof h, &h,
+        (st = db_stage_args(run, kgroup, 18, sizeof state, &state, sizeof err, &err, sizeof w, &w, sizeof h, &h,
                             sizeof k, &k, sizeof(cl_int), &(cl_int){0}, sizeof(cl_int), &(cl_int){0}, sizeof cvv,
-                            &cvv, sizeof dmem, &dmem, sizeof counters, &counters, tile * tile * sizeof(cl_long), NULL,
+                            &cvv, sizeof dmem, &dmem, sizeof counters, &counters, tile_rows * tile * sizeof(cl_long), NULL,
                             ring * ring, NULL, sizeof dirty, &dirty, sizeof blocks, &blocks, sizeof bcols, &bcols,
-                            sizeof brows, &brows, marks, NULL)) != DB_OK ||
+                            sizeof brows, &brows, marks, NULL, sizeof slab, &slab)) != DB_OK ||
         (st = db_stage_launch(run, kbegin, 1, &n1, group > 1 ? &local1 : db_any_group)) != DB_OK)
         return st;
     for (int round = 0; round < max_rounds; round++) {
@@ -227,7 +236,7 @@ static db_status search_cpu(db_stage_run *run)
 {
     if ((int)db_stage_job(run)->params[P_ORDER] == ORDER_RASTER)
         return search_raster(run);
-    return search_blocks(run, 1);
+    return search_blocks(run, 1, INT_MAX);
 }
 
 static db_status search_gpu(db_stage_run *run)
@@ -235,7 +244,7 @@ static db_status search_gpu(db_stage_run *run)
     if ((int)db_stage_job(run)->params[P_ORDER] == ORDER_RASTER)
         return db_fail(DB_ERR_USAGE, "dbs: order=raster is the sequential search on the host; map the search stage "
                        "to cpu (--map search=cpu) or use order=blocks");
-    return search_blocks(run, GPU_GROUP);
+    return search_blocks(run, GPU_GROUP, GPU_SLAB);
 }
 
 static const char *const order_names[ORDER_COUNT] = {"blocks", "raster"};

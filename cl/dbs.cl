@@ -171,7 +171,7 @@ static bool marked(local const uint *plane, int row, int col)
 kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, int k, int pr, int pc,
                              global const long *cvv255, global const long *deltas, global int *counters,
                              local long *ct, local uchar *st, global uchar *dirty, global uchar *blocks, int bcols,
-                             int brows, local uint *marks)
+                             int brows, local uint *marks, int slab)
 {
     const int lid = get_local_id(0), ls = get_local_size(0);
     const int bx = 2 * (int)get_group_id(0) + pc, by = 2 * (int)get_group_id(1) + pr;
@@ -183,10 +183,7 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
     local uint *now = marks, *next = marks + mw * MARK_WORDS;
     for (int i = lid; i < 2 * mw * MARK_WORDS; i += ls)
         marks[i] = 0;
-    for (int i = lid; i < tw * tw; i += ls) {
-        int gy = y0 - HALO + i / tw, gx = x0 - HALO + i % tw;
-        ct[i] = gx >= 0 && gx < w && gy >= 0 && gy < h ? c[(size_t)gy * w + gx] : 0;
-    }
+    const int th = slab + 2 * HALO;
     for (int i = lid; i < sw * sw; i += ls) {
         int gy = y0 - 1 + i / sw, gx = x0 - 1 + i % sw;
         st[i] = gx >= 0 && gx < w && gy >= 0 && gy < h ? state[(size_t)gy * w + gx] : OUTSIDE;
@@ -203,93 +200,117 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
     for (int j = 0; j < 8; j++)
         pk[j] = 2 * c0 - 2 * cvv255[(CW + partner_dy[j]) * CTAPS + CW + partner_dx[j]];
     int toggles = 0, swaps = 0;
-    for (int y = 0; y < bh; y++)
-        for (int x = 0; x < bw; x++) {
-            const int si = (y + 1) * sw + x + 1, ci = (y + HALO) * tw + x + HALO;
-            const uchar sp = st[si];
-            if ((sp & FROZEN) | !marked(now, y + DIRTY_HALO, x + DIRTY_HALO))
-                continue;
-            /* All loads first, so that they overlap: a visit costs their latency. */
-            uchar sq[8];
-            long cq[8];
-            const long cp = ct[ci];
-            for (int j = 0; j < 8; j++) {
-                sq[j] = st[si + partner_dy[j] * sw + partner_dx[j]];
-                cq[j] = ct[ci + partner_dy[j] * tw + partner_dx[j]];
-            }
-            /* a0 = -1 for a white pixel, 1 for a black one; ap = a0 C(p). */
-            const bool white = sp & WHITE;
-            const long ap = white ? -cp : cp;
-            /* The least of the toggle (slot 0) and the swaps (slots 1..8),
-            ** the earliest on ties, as a tree: a short chain of dependences. */
-            long dv[9];
-            int di[9];
-            dv[0] = c0 - 2 * ap;
-            di[0] = -1;
-            for (int j = 0; j < 8; j++) {
-                const bool ok = !(sq[j] & (FROZEN | OUTSIDE)) && (bool)(sq[j] & WHITE) != white;
-                dv[j + 1] = ok ? pk[j] - 2 * (ap - (white ? -cq[j] : cq[j])) : LONG_MAX;
-                di[j + 1] = j;
-            }
-            for (int step = 1; step < 9; step *= 2)
-                for (int i = 0; i + step < 9; i += 2 * step)
-                    if (dv[i + step] < dv[i]) {
-                        dv[i] = dv[i + step];
-                        di[i] = di[i + step];
-                    }
-            const long best = dv[0];
-            const int bj = di[0];
-            if (best >= 0)
-                continue;
-            /* Every work-item took the same decision from the same local data. */
-            barrier(CLK_LOCAL_MEM_FENCE);
-            const int qy = bj < 0 ? y : y + partner_dy[bj], qx = bj < 0 ? x : x + partner_dx[bj];
-            const int oy = min(y, qy) - CW - 1, ox = min(x, qx) - CW - 1;
-            for (int r = lid; r < MBOX; r += ls) {
-                /* Row oy + r of the box: the block's pixels after this visit
-                ** become dirty now, the rest (before it, or in the halo) next. */
-                const int ty = oy + r;
-                const uint box = (1u << MBOX) - 1;
-                uint later = 0;
-                if (ty >= 0 && ty < bh && ty >= y) {
-                    const int from = max(ty == y ? x + 1 : 0, ox), to = min(bw, ox + MBOX);
-                    if (from < to)
-                        later = ((1u << (to - from)) - 1) << (from - ox);
-                }
-                mark_row(now + (ty + DIRTY_HALO) * MARK_WORDS, ox + DIRTY_HALO, later);
-                mark_row(next + (ty + DIRTY_HALO) * MARK_WORDS, ox + DIRTY_HALO, box & ~later);
-            }
-            global const long *delta = deltas + (bj < 0 ? 8 : bj) * CBOX * CBOX;
-            local long *corner = ct + (oy + 1 + HALO) * tw + ox + 1 + HALO;
-            /* In batches: every load of a batch before its stores, which the
-            ** compiler cannot order so itself (it cannot tell they never alias). */
-            for (int i0 = lid; i0 < CBOX * CBOX; i0 += ls * UPDATE_BATCH) {
-                long v[UPDATE_BATCH], dlt[UPDATE_BATCH];
-                /* Slots past the square load this work-item's own last entry
-                ** again, never one another work-item stores. */
-                const int last = (CBOX * CBOX - 1 - i0) / ls;
-                for (int m = 0; m < UPDATE_BATCH; m++) {
-                    const int i = i0 + min(m, last) * ls;
-                    dlt[m] = delta[i];
-                    v[m] = corner[i / CBOX * tw + i % CBOX];
-                }
-                for (int m = 0; m < UPDATE_BATCH; m++) {
-                    const int i = i0 + m * ls;
-                    if (i < CBOX * CBOX)
-                        corner[i / CBOX * tw + i % CBOX] = v[m] + (white ? dlt[m] : -dlt[m]);
-                }
-            }
-            if (lid == 0) {
-                st[si] ^= WHITE;
-                if (bj >= 0)
-                    st[(qy + 1) * sw + qx + 1] ^= WHITE;
-            }
-            if (bj < 0)
-                toggles++;
-            else
-                swaps++;
-            barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s0 = 0; s0 < bh; s0 += slab) {
+        /* A slab without a dirty pixel changes nothing; the marks it reads
+        ** are the same for every work-item. */
+        uint any = 0;
+        for (int i = (s0 + DIRTY_HALO) * MARK_WORDS; i < (min(s0 + slab, bh) + DIRTY_HALO) * MARK_WORDS; i++)
+            any |= now[i];
+        if (!any)
+            continue;
+        /* Orders the last slab's reads of C in local and global memory before
+        ** this slab's loads and stores (other work-items' rows). */
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        for (int i = lid; i < th * tw; i += ls) {
+            int gy = y0 + s0 - HALO + i / tw, gx = x0 - HALO + i % tw;
+            ct[i] = gx >= 0 && gx < w && gy >= 0 && gy < h ? c[(size_t)gy * w + gx] : 0;
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int changes = toggles + swaps;
+        for (int y = s0; y < min(s0 + slab, bh); y++)
+            for (int x = 0; x < bw; x++) {
+                const int si = (y + 1) * sw + x + 1, ci = (y - s0 + HALO) * tw + x + HALO;
+                const uchar sp = st[si];
+                if ((sp & FROZEN) | !marked(now, y + DIRTY_HALO, x + DIRTY_HALO))
+                    continue;
+                /* All loads first, so that they overlap: a visit costs their latency. */
+                uchar sq[8];
+                long cq[8];
+                const long cp = ct[ci];
+                for (int j = 0; j < 8; j++) {
+                    sq[j] = st[si + partner_dy[j] * sw + partner_dx[j]];
+                    cq[j] = ct[ci + partner_dy[j] * tw + partner_dx[j]];
+                }
+                /* a0 = -1 for a white pixel, 1 for a black one; ap = a0 C(p). */
+                const bool white = sp & WHITE;
+                const long ap = white ? -cp : cp;
+                /* The least of the toggle (slot 0) and the swaps (slots 1..8),
+                ** the earliest on ties, as a tree: a short chain of dependences. */
+                long dv[9];
+                int di[9];
+                dv[0] = c0 - 2 * ap;
+                di[0] = -1;
+                for (int j = 0; j < 8; j++) {
+                    const bool ok = !(sq[j] & (FROZEN | OUTSIDE)) && (bool)(sq[j] & WHITE) != white;
+                    dv[j + 1] = ok ? pk[j] - 2 * (ap - (white ? -cq[j] : cq[j])) : LONG_MAX;
+                    di[j + 1] = j;
+                }
+                for (int step = 1; step < 9; step *= 2)
+                    for (int i = 0; i + step < 9; i += 2 * step)
+                        if (dv[i + step] < dv[i]) {
+                            dv[i] = dv[i + step];
+                            di[i] = di[i + step];
+                        }
+                const long best = dv[0];
+                const int bj = di[0];
+                if (best >= 0)
+                    continue;
+                /* Every work-item took the same decision from the same local data. */
+                barrier(CLK_LOCAL_MEM_FENCE);
+                const int qy = bj < 0 ? y : y + partner_dy[bj], qx = bj < 0 ? x : x + partner_dx[bj];
+                const int oy = min(y, qy) - CW - 1, ox = min(x, qx) - CW - 1;
+                for (int r = lid; r < MBOX; r += ls) {
+                    /* Row oy + r of the box: the block's pixels after this visit
+                    ** become dirty now, the rest (before it, or in the halo) next. */
+                    const int ty = oy + r;
+                    const uint box = (1u << MBOX) - 1;
+                    uint later = 0;
+                    if (ty >= 0 && ty < bh && ty >= y) {
+                        const int from = max(ty == y ? x + 1 : 0, ox), to = min(bw, ox + MBOX);
+                        if (from < to)
+                            later = ((1u << (to - from)) - 1) << (from - ox);
+                    }
+                    mark_row(now + (ty + DIRTY_HALO) * MARK_WORDS, ox + DIRTY_HALO, later);
+                    mark_row(next + (ty + DIRTY_HALO) * MARK_WORDS, ox + DIRTY_HALO, box & ~later);
+                }
+                global const long *delta = deltas + (bj < 0 ? 8 : bj) * CBOX * CBOX;
+                local long *corner = ct + (oy + 1 - s0 + HALO) * tw + ox + 1 + HALO;
+                /* In batches: every load of a batch before its stores, which the
+                ** compiler cannot order so itself (it cannot tell they never alias). */
+                for (int i0 = lid; i0 < CBOX * CBOX; i0 += ls * UPDATE_BATCH) {
+                    long v[UPDATE_BATCH], dlt[UPDATE_BATCH];
+                    /* Slots past the square load this work-item's own last entry
+                    ** again, never one another work-item stores. */
+                    const int last = (CBOX * CBOX - 1 - i0) / ls;
+                    for (int m = 0; m < UPDATE_BATCH; m++) {
+                        const int i = i0 + min(m, last) * ls;
+                        dlt[m] = delta[i];
+                        v[m] = corner[i / CBOX * tw + i % CBOX];
+                    }
+                    for (int m = 0; m < UPDATE_BATCH; m++) {
+                        const int i = i0 + m * ls;
+                        if (i < CBOX * CBOX)
+                            corner[i / CBOX * tw + i % CBOX] = v[m] + (white ? dlt[m] : -dlt[m]);
+                    }
+                }
+                if (lid == 0) {
+                    st[si] ^= WHITE;
+                    if (bj >= 0)
+                        st[(qy + 1) * sw + qx + 1] ^= WHITE;
+                }
+                if (bj < 0)
+                    toggles++;
+                else
+                    swaps++;
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+        if (toggles + swaps > changes)
+            for (int i = lid; i < th * tw; i += ls) {
+                int gy = y0 + s0 - HALO + i / tw, gx = x0 - HALO + i % tw;
+                if (gx >= 0 && gx < w && gy >= 0 && gy < h)
+                    c[(size_t)gy * w + gx] = ct[i];
+            }
+    }
     /* The block's own flags always (its clean pixels become clean), the halo's
     ** only where a change set them. */
     for (int i = lid; i < mw * mw; i += ls) {
@@ -311,11 +332,6 @@ kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, 
         for (int ny = max(by - 1, 0); ny <= min(by + 1, brows - 1); ny++)
             for (int nx = max(bx - 1, 0); nx <= min(bx + 1, bcols - 1); nx++)
                 blocks[ny * bcols + nx] = 1;
-    for (int i = lid; i < tw * tw; i += ls) {
-        int gy = y0 - HALO + i / tw, gx = x0 - HALO + i % tw;
-        if (gx >= 0 && gx < w && gy >= 0 && gy < h)
-            c[(size_t)gy * w + gx] = ct[i];
-    }
     for (int i = lid; i < sw * sw; i += ls) {
         int gy = y0 - 1 + i / sw, gx = x0 - 1 + i % sw;
         if (gx >= 0 && gx < w && gy >= 0 && gy < h)
