@@ -155,8 +155,11 @@ static void make_deltas(const cl_long *cvv255, cl_long deltas[9][DELTA_SIDE * DE
 }
 
 /* Koge's block search: rounds of four launches, one per parity group, until a
-** round changes nothing or max-rounds ran. The flag is read after every round:
-** a round is long enough that the read costs little. */
+** round changes nothing or max-rounds ran. The flag is read every
+** ROUNDS_PER_READ rounds: a round enqueued after convergence finds every block
+** clean and costs a few microseconds on a GPU, less than the device idling
+** while the host reads. */
+#define ROUNDS_PER_READ 4
 static db_status search_blocks(db_stage_run *run, size_t group, int slab)
 {
     const db_job *job = db_stage_job(run);
@@ -221,6 +224,8 @@ static db_status search_blocks(db_stage_run *run, size_t group, int slab)
             }
         if ((st = db_stage_launch(run, kend, 1, &one, NULL)) != DB_OK)
             return st;
+        if ((round + 1) % ROUNDS_PER_READ && round + 1 < max_rounds)
+            continue;
         cl_long converged = 0;
         if ((st = db_stage_read(run, report, R_CONVERGED * sizeof(cl_long), sizeof converged, &converged)) != DB_OK)
             return st;

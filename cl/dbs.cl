@@ -110,9 +110,12 @@ kernel void dbs_search_begin(global int *counters, global long *report, global u
 }
 
 /* Ends a round: adds its counts to the report, and marks convergence when it
-** changed nothing. Rounds after convergence are not enqueued. */
+** changed nothing. A round enqueued after convergence (the host reads the flag
+** every few rounds) changed nothing either and is not counted. */
 kernel void dbs_round_end(global int *counters, global long *report)
 {
+    if (report[R_CONVERGED])
+        return;
     report[R_ROUNDS]++;
     report[R_TOGGLES] += counters[C_TOGGLES];
     report[R_SWAPS] += counters[C_SWAPS];
