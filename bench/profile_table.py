@@ -24,7 +24,7 @@ def main():
         if m:
             image = m.group(1)
             continue
-        head = re.match(r'(\w+) (\d+)x(\d+), map (\S+)', line)
+        head = re.match(r'(\w+) (\d+)x(\d+), map ([^,\s]+(?:,[^,\s]+)*)', line)
         if head:
             has_stats = head.group(1) in ('niblack', 'sauvola', 'nick', 'wolf')
             row = {'algo': head.group(1), 'map': head.group(4), 'stages': [], 'transfers': 0.0,
