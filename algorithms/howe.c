@@ -11,6 +11,7 @@
 #include "algorithms/howe.h"
 #include "algorithms/maxflow.h"
 #include "algorithms/pushrelabel.h"
+#include "runtime/util.h"
 
 enum { IMAGE, GRAY, LAP2, EDGES, BINARY, CUT, N_ITEMS };
 
@@ -86,29 +87,31 @@ static void gaussian(double sigma, int radius, double *h)
 static db_status smooth(db_stage_run *run, cl_mem src8, cl_mem src, cl_mem tmp, cl_mem dst, cl_mem h, int radius,
                         int mirror, const size_t *global, const size_t *gpu_local)
 {
-    /* The work-groups of the tiled kernels (cl/laplacian.cl). */
-    enum { COLS_X = 32, COLS_Y = 16, ROWS_X = 256 };
+    /* The work-groups of the tiled kernels and their outputs a work-item (cl/laplacian.cl). */
+    enum { OUT = 4, COLS_X = 32, COLS_Y = 8, ROWS_X = 64 };
     const db_device *dev = db_stage_device(run);
     const bool tiled = dev->role == DB_ROLE_GPU && dev->max_group >= COLS_X * COLS_Y &&
-                       dev->local_mem >= (COLS_Y + 2 * (size_t)radius) * COLS_X * sizeof(cl_double);
+                       dev->local_mem >= (COLS_Y * OUT + 2 * (size_t)radius) * COLS_X * sizeof(cl_double);
     cl_kernel cols = db_stage_kernel(run, "laplacian.cl", tiled ? "howe_smooth_cols_tiled" : "howe_smooth_cols");
     cl_kernel rows = db_stage_kernel(run, "laplacian.cl", tiled ? "howe_smooth_rows_tiled" : "howe_smooth_rows");
     if (!cols || !rows)
         return db_error_status();
     cl_int w = db_stage_width(run), hgt = db_stage_height(run), r = radius, mir = mirror;
     const size_t cols_local[2] = {COLS_X, COLS_Y}, rows_local[2] = {ROWS_X, 1};
-    const size_t rows_global[2] = {global[0], (size_t)hgt};
+    const size_t cols_global[2] = {global[0], db_round_up(global[1], COLS_Y * OUT) / OUT};
+    const size_t rows_global[2] = {db_round_up(global[0], ROWS_X * OUT) / OUT, (size_t)hgt};
     /* The tiled kernels take their tile as one more argument. */
     db_status st = db_stage_args(run, cols, tiled ? 9 : 8, sizeof src8, src8 ? &src8 : NULL, sizeof src,
                                  src ? &src : NULL, sizeof w, &w, sizeof hgt, &hgt, sizeof h, &h, sizeof r, &r,
                                  sizeof mir, &mir, sizeof tmp, &tmp,
-                                 (size_t)(COLS_Y + 2 * radius) * COLS_X * sizeof(cl_double), NULL);
+                                 (size_t)(COLS_Y * OUT + 2 * radius) * COLS_X * sizeof(cl_double), NULL);
     if (st == DB_OK)
-        st = tiled ? db_stage_launch(run, cols, 2, global, cols_local) : db_stage_launch_any(run, cols, 2, global, gpu_local);
+        st = tiled ? db_stage_launch(run, cols, 2, cols_global, cols_local)
+                   : db_stage_launch_any(run, cols, 2, global, gpu_local);
     if (st == DB_OK)
         st = db_stage_args(run, rows, tiled ? 8 : 7, sizeof tmp, &tmp, sizeof w, &w, sizeof hgt, &hgt, sizeof h, &h,
                            sizeof r, &r, sizeof mir, &mir, sizeof dst, &dst,
-                           (size_t)(ROWS_X + 2 * radius) * sizeof(cl_double), NULL);
+                           (size_t)(ROWS_X * OUT + 2 * radius) * sizeof(cl_double), NULL);
     if (st == DB_OK)
         st = tiled ? db_stage_launch(run, rows, 2, rows_global, rows_local)
                    : db_stage_launch_any(run, rows, 2, global, gpu_local);

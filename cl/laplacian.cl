@@ -99,21 +99,24 @@ kernel void howe_smooth_rows(global const double *src, int width, int height, co
 }
 
 /* The same two passes for a GPU, from tiles in local memory: each work-item
-** sums its taps in the same order as above (a tap outside a zero-padded line
-** adds 0 × h, which changes no sum here: the terms are never negative), so the
-** results are the same bits. Work-groups are SMOOTH_COLS_X x SMOOTH_COLS_Y and
-** SMOOTH_ROWS_X x 1; `tile` holds their rows or columns and 2 radius more. */
+** makes SMOOTH_OUT neighbouring outputs, each summing its taps in the same
+** order as above (a tap outside a zero-padded line adds 0 × h, which changes
+** no sum here: the terms are never negative), so the results are the same
+** bits; a value read from the tile serves every output whose window holds it.
+** Work-groups are SMOOTH_COLS_X x SMOOTH_COLS_Y and SMOOTH_ROWS_X x 1; `tile`
+** holds their outputs' rows (or columns) and 2 radius more. */
+#define SMOOTH_OUT 4
 #define SMOOTH_COLS_X 32
-#define SMOOTH_COLS_Y 16
-#define SMOOTH_ROWS_X 256
+#define SMOOTH_COLS_Y 8
+#define SMOOTH_ROWS_X 64
 
 kernel void howe_smooth_cols_tiled(global const uchar *src8, global const double *src, int width, int height,
                                    constant double *h, int radius, int mirror, global double *dst,
                                    local double *tile)
 {
     const int tx = get_local_id(0), ty = get_local_id(1), lid = ty * SMOOTH_COLS_X + tx;
-    const int x0 = get_group_id(0) * SMOOTH_COLS_X, y0 = get_group_id(1) * SMOOTH_COLS_Y;
-    const int rows = SMOOTH_COLS_Y + 2 * radius;
+    const int x0 = get_group_id(0) * SMOOTH_COLS_X, y0 = get_group_id(1) * SMOOTH_COLS_Y * SMOOTH_OUT;
+    const int rows = SMOOTH_COLS_Y * SMOOTH_OUT + 2 * radius;
     for (int i = lid; i < rows * SMOOTH_COLS_X; i += SMOOTH_COLS_X * SMOOTH_COLS_Y) {
         int k = x0 + i % SMOOTH_COLS_X, rr = y0 - radius + i / SMOOTH_COLS_X;
         double v = 0.0;
@@ -126,34 +129,48 @@ kernel void howe_smooth_cols_tiled(global const uchar *src8, global const double
         tile[i] = v;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int k = x0 + tx, r = y0 + ty;
-    if (k >= width || r >= height)
+    const int k = x0 + tx, r = y0 + ty * SMOOTH_OUT;
+    if (k >= width)
         return;
-    double acc = 0.0;
-    for (int j = -radius; j <= radius; j++)
-        acc += h[j + radius] * tile[(ty + j + radius) * SMOOTH_COLS_X + tx];
-    dst[(ulong)r * width + k] = acc;
+    double acc[SMOOTH_OUT] = {0.0};
+    local const double *col = tile + ty * SMOOTH_OUT * SMOOTH_COLS_X + tx;
+    for (int t = 0; t < 2 * radius + SMOOTH_OUT; t++) {
+        const double v = col[t * SMOOTH_COLS_X];
+        for (int m = 0; m < SMOOTH_OUT; m++)
+            if (t >= m && t - m <= 2 * radius)
+                acc[m] += h[t - m] * v;
+    }
+    for (int m = 0; m < SMOOTH_OUT && r + m < height; m++)
+        dst[(ulong)(r + m) * width + k] = acc[m];
 }
 
 kernel void howe_smooth_rows_tiled(global const double *src, int width, int height, constant double *h, int radius,
                                    int mirror, global double *dst, local double *tile)
 {
-    const int tx = get_local_id(0), x0 = get_group_id(0) * SMOOTH_ROWS_X, r = get_group_id(1);
+    const int tx = get_local_id(0), x0 = get_group_id(0) * SMOOTH_ROWS_X * SMOOTH_OUT, r = get_group_id(1);
     global const double *row = src + (ulong)r * width;
-    for (int i = tx; i < SMOOTH_ROWS_X + 2 * radius; i += SMOOTH_ROWS_X) {
+    for (int i = tx; i < SMOOTH_ROWS_X * SMOOTH_OUT + 2 * radius; i += SMOOTH_ROWS_X) {
         int kk = x0 - radius + i;
         if (mirror)
             kk = reflect(kk, width);
         tile[i] = kk >= 0 && kk < width ? row[kk] : 0.0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int k = x0 + tx;
+    /* Outputs tx, tx + SMOOTH_ROWS_X, ... would read the tile far apart; a
+    ** work-item's outputs are neighbours, at SMOOTH_OUT tx. */
+    const int k = x0 + tx * SMOOTH_OUT;
     if (k >= width)
         return;
-    double acc = 0.0;
-    for (int j = -radius; j <= radius; j++)
-        acc += h[j + radius] * tile[tx + j + radius];
-    dst[(ulong)r * width + k] = acc;
+    double acc[SMOOTH_OUT] = {0.0};
+    local const double *seg = tile + tx * SMOOTH_OUT;
+    for (int t = 0; t < 2 * radius + SMOOTH_OUT; t++) {
+        const double v = seg[t];
+        for (int m = 0; m < SMOOTH_OUT; m++)
+            if (t >= m && t - m <= 2 * radius)
+                acc[m] += h[t - m] * v;
+    }
+    for (int m = 0; m < SMOOTH_OUT && k + m < width; m++)
+        dst[(ulong)r * width + k + m] = acc[m];
 }
 
 /* d = I − m (kept in `m`), and d² for the second smoothing. */
