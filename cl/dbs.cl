@@ -103,9 +103,9 @@ kernel void dbs_search_begin(global int *counters, global long *report, global u
     if (i < (size_t)nblocks)
         blocks[i] = 1;
     if (i == 0)
-        for (int i = 0; i < 4; i++) {
-            counters[i] = 0;
-            report[i] = 0;
+        for (int j = 0; j < 4; j++) {
+            counters[j] = 0;
+            report[j] = 0;
         }
 }
 
@@ -133,9 +133,11 @@ constant int partner_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
 ** (2 gx + pc, 2 gy + pr) of side k, visiting each of its pixels once in raster
 ** order. The work-items share each visit: all of them evaluate the same nine
 ** candidates from local memory (so they agree without talking) and split the
-** update of C. The block's C with a halo of CW + 1 and its states with a ring
-** of 1 live in local memory; blocks of one group are k >= 20 apart, so their
-** halos never overlap and no other work-group reads or writes them. What a
+** update of C. The block's C, `slab` rows at a time with a halo of CW + 1 (C
+** goes back to global memory before the next rows come in), and its states
+** with a ring of 1 live in local memory; blocks of one group are k >= 20
+** apart, so their halos never overlap and no other work-group reads or writes
+** them. What a
 ** change subtracts from C (times a0) over its CBOX square is a table the host
 ** made once (algorithms/dbs.c: one square for each of the eight swaps and one
 ** for a toggle), read by all work-items at once.
@@ -171,6 +173,7 @@ static bool marked(local const uint *plane, int row, int col)
 {
     return (plane[row * MARK_WORDS + col / 32] >> (col % 32)) & 1;
 }
+
 kernel void dbs_search_group(global uchar *state, global long *c, int w, int h, int k, int pr, int pc,
                              global const long *cvv255, global const long *deltas, global int *counters,
                              local long *ct, local uchar *st, global uchar *dirty, global uchar *blocks, int bcols,
