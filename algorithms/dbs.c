@@ -205,9 +205,10 @@ static db_status search_blocks(db_stage_run *run, size_t group, int slab)
         (st = db_stage_args(run, kend, 2, sizeof counters, &counters, sizeof report, &report)) != DB_OK ||
         (st = db_stage_args(run, kgroup, 18, sizeof state, &state, sizeof err, &err, sizeof w, &w, sizeof h, &h,
                             sizeof k, &k, sizeof(cl_int), &(cl_int){0}, sizeof(cl_int), &(cl_int){0}, sizeof cvv,
-                            &cvv, sizeof dmem, &dmem, sizeof counters, &counters, tile_rows * tile * sizeof(cl_long), NULL,
-                            ring * ring, NULL, sizeof dirty, &dirty, sizeof blocks, &blocks, sizeof bcols, &bcols,
-                            sizeof brows, &brows, marks, NULL, sizeof slab, &slab)) != DB_OK ||
+                            &cvv, sizeof dmem, &dmem, sizeof counters, &counters,
+                            tile_rows * tile * sizeof(cl_long), NULL, ring * ring, NULL, sizeof dirty, &dirty,
+                            sizeof blocks, &blocks, sizeof bcols, &bcols, sizeof brows, &brows, marks, NULL,
+                            sizeof slab, &slab)) != DB_OK ||
         (st = db_stage_launch(run, kbegin, 1, &n1, group > 1 ? &local1 : db_any_group)) != DB_OK)
         return st;
     for (int round = 0; round < max_rounds; round++) {
