@@ -7,7 +7,8 @@
 **   of the whole error after every accepted change, on small random images;
 **   the error never grows.
 ** - Every map (and both search orders) gives exactly the reference's halftone
-**   and counts, on noise, ramps, photo-like and degenerate images, gray and RGB.
+**   and counts, on noise, ramps, photo-like and degenerate images, gray and RGB,
+**   with the default eye and wide ones.
 ** - Clipping-free: on the 2048x512 ramp every level 1..254 gets minority dots
 **   and levels 0 and 255 stay solid.
 ** - The cap path and the raster search mapped to the gpu role.
@@ -368,6 +369,17 @@ int main(void)
             check_maps(ctx, algo, img, &defaults, pattern_names[p]);
             db_image_free(img);
         }
+    /* A wide eye (sigma 2.2 and 3), where a change moves C enough at its
+    ** edge that the pixels beside that edge must be visited again. */
+    for (int seed = 1; seed <= 3; seed++) {
+        options wide = defaults;
+        wide.sigma = seed == 2 ? 2.2 : 3.0;
+        wide.seed = (uint32_t)seed;
+        wide.d = 0;
+        db_image *img = make_image(96 + seed * 8, 80, 1, seed == 3 ? PHOTO : NOISE);
+        check_maps(ctx, algo, img, &wide, "wide eye");
+        db_image_free(img);
+    }
     /* A larger page, where skipped visits meet many changes of earlier rounds. */
     db_image *large = make_image(512, 384, 1, PHOTO);
     check_maps(ctx, algo, large, &defaults, "photo 512x384");
