@@ -138,12 +138,12 @@ static db_status search_raster(db_stage_run *run)
 #define DELTA_SIDE (DB_DBS_CTAPS + 1)
 static void make_deltas(const cl_long *cvv255, cl_long deltas[9][DELTA_SIDE * DELTA_SIDE])
 {
-    static const int dy[9] = {-1, -1, -1, 0, 0, 1, 1, 1, 0}, dx[9] = {-1, 0, 1, -1, 1, -1, 0, 1, 0};
     const int cw = DB_DBS_CW;
     for (int j = 0; j < 9; j++) {
-        const int oy = (dy[j] < 0 ? dy[j] : 0) - cw, ox = (dx[j] < 0 ? dx[j] : 0) - cw;
+        const int dy = j < 8 ? db_dbs_partner_dy[j] : 0, dx = j < 8 ? db_dbs_partner_dx[j] : 0;
+        const int oy = (dy < 0 ? dy : 0) - cw, ox = (dx < 0 ? dx : 0) - cw;
         for (int i = 0; i < DELTA_SIDE * DELTA_SIDE; i++) {
-            const int ty = oy + i / DELTA_SIDE, tx = ox + i % DELTA_SIDE, uy = ty - dy[j], ux = tx - dx[j];
+            const int ty = oy + i / DELTA_SIDE, tx = ox + i % DELTA_SIDE, uy = ty - dy, ux = tx - dx;
             cl_long v = 0;
             if (abs(ty) <= cw && abs(tx) <= cw)
                 v += cvv255[(ty + cw) * DB_DBS_CTAPS + tx + cw];

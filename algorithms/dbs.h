@@ -75,6 +75,9 @@ typedef struct db_dbs_search {
 db_status db_dbs_error_init(const db_dbs_model *m, const uint8_t *gray, const uint8_t *state, int width,
                             int height, int64_t *c);
 
+/* The swap partners of a pixel, (dy, dx), in the order of docs/dbs.md §3. */
+extern const int db_dbs_partner_dy[8], db_dbs_partner_dx[8];
+
 /* What a visit did. */
 typedef enum db_dbs_change { DB_DBS_NONE, DB_DBS_TOGGLE, DB_DBS_SWAP } db_dbs_change;
 

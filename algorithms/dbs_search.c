@@ -85,9 +85,8 @@ db_status db_dbs_error_init(const db_dbs_model *m, const uint8_t *gray, const ui
     return DB_OK;
 }
 
-/* Swap partners in the order of docs/dbs.md §3. */
-static const int partner_dy[8] = {-1, -1, -1, 0, 0, 1, 1, 1};
-static const int partner_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
+const int db_dbs_partner_dy[8] = {-1, -1, -1, 0, 0, 1, 1, 1};
+const int db_dbs_partner_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
 
 static int64_t cvv_at(const db_dbs_model *m, int dy, int dx)
 {
@@ -116,14 +115,15 @@ db_dbs_change db_dbs_visit(db_dbs_search *s, int x, int y, int *qx, int *qy)
     int64_t best = 255 * c0 - 2 * a0 * cp;
     int best_j = -1;
     for (int j = 0; j < 8; j++) {
-        int yy = y + partner_dy[j], xx = x + partner_dx[j];
+        int yy = y + db_dbs_partner_dy[j], xx = x + db_dbs_partner_dx[j];
         if (yy < 0 || yy >= s->height || xx < 0 || xx >= s->width)
             continue;
         uint8_t sq = s->state[(size_t)yy * s->width + xx];
         if ((sq & DB_DBS_FROZEN) || (sq & DB_DBS_WHITE) == (sp & DB_DBS_WHITE))
             continue;
         int64_t cq = s->c[(size_t)yy * s->width + xx];
-        int64_t d = 255 * (2 * c0 - 2 * cvv_at(s->model, partner_dy[j], partner_dx[j])) - 2 * (a0 * cp - a0 * cq);
+        int64_t d = 255 * (2 * c0 - 2 * cvv_at(s->model, db_dbs_partner_dy[j], db_dbs_partner_dx[j])) -
+                    2 * (a0 * cp - a0 * cq);
         if (d < best) {
             best = d;
             best_j = j;
@@ -137,8 +137,8 @@ db_dbs_change db_dbs_visit(db_dbs_search *s, int x, int y, int *qx, int *qy)
         s->toggles++;
         return DB_DBS_TOGGLE;
     }
-    *qx = x + partner_dx[best_j];
-    *qy = y + partner_dy[best_j];
+    *qx = x + db_dbs_partner_dx[best_j];
+    *qy = y + db_dbs_partner_dy[best_j];
     s->state[(size_t)*qy * s->width + *qx] ^= DB_DBS_WHITE;
     update(s, *qx, *qy, -a0);
     s->swaps++;
