@@ -35,7 +35,7 @@ extern const char *const db_relabel_names[DB_RELABEL_COUNT];
 ** GLOBAL: every round and relaxation sweep over all nodes in global memory
 ** (lock-free, Hong & He), the right shape for a CPU device, which runs a
 ** work-group's items one after another. TILES: each work-group runs many
-** rounds on a 16x16 tile in local memory per launch (block-local, as in
+** rounds on a 32x32 tile in local memory per launch (block-local, as in
 ** JF-Cut and Vineet-Narayanan), and searches from the sink on 64x64 blocks,
 ** far fewer global round trips on a GPU.
 ** The default follows the device type; the environment variable

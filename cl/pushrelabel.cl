@@ -260,13 +260,30 @@ kernel void pr_flow_final(global const long *partial, int parts, int index, glob
 ** stops only when, right after an exact search from the sink, no node with
 ** excess can reach the sink, which makes the preflow maximum whatever the
 ** heights were on the way. */
-#define TILE_W 16
-#define TILE_H 16
+#define TILE_W 32
+#define TILE_H 32
 #define TILE_N (TILE_W * TILE_H)
+/* The work-group: ITEMS_W x ITEMS_H work-items (the kernels require it), each
+** with NODES nodes of the tile, one in each quadrant: a size every OpenCL
+** device accepts, and a tile large enough that flow crosses few borders. */
+#define ITEMS_W 16
+#define ITEMS_H 16
+#define NODES ((TILE_W / ITEMS_W) * (TILE_H / ITEMS_H))
 /* Incoming slots of a tile: its north, south, west and east border arcs. */
 #define TILE_SLOTS (2 * (TILE_W + TILE_H))
 /* Row length of a tile's heights with their one-node halo. */
 #define HALO_W (TILE_W + 2)
+
+/* The tile coordinates of this work-item's node q. */
+int node_x(int q)
+{
+    return get_local_id(0) + ITEMS_W * (q % (TILE_W / ITEMS_W));
+}
+
+int node_y(int q)
+{
+    return get_local_id(1) + ITEMS_H * (q / (TILE_W / ITEMS_W));
+}
 
 /* The slot of the arc from node (lx, ly) of a tile to its neighbour in
 ** direction d, on that tile's border (d points out of the tile). */
@@ -297,7 +314,7 @@ int halo_index(int lx, int ly, int d)
 /* Loads the tile's halo heights into lh (unreached, hmax, outside the grid). */
 void load_halo(local int *lh, volatile global const int *height, int rows, int cols, int hmax)
 {
-    int lid = get_local_id(1) * TILE_W + get_local_id(0);
+    int lid = get_local_id(1) * ITEMS_W + get_local_id(0);
     int r0 = get_group_id(1) * TILE_H, k0 = get_group_id(0) * TILE_W;
     if (lid >= TILE_SLOTS)
         return;
@@ -350,14 +367,14 @@ global int *tile_slots(global int *incoming, int parity, int tx, int ty)
 ** the receiver adds them (no atomics); pushes out of the tile go to the
 ** neighbour's incoming slots. A tile stops early when no node is active;
 ** a tile with no active node after the fold writes back what it folded only. */
-kernel __attribute__((reqd_work_group_size(TILE_W, TILE_H, 1))) void
+kernel __attribute__((reqd_work_group_size(ITEMS_W, ITEMS_H, 1))) void
 pr_tile_push(global int *excess, global int *height, global int *res, global int *rt, global int *incoming,
              int rows, int cols, int hmax, int rounds, int parity, global int *wake, int stamp)
 {
     local int lh[(TILE_H + 2) * HALO_W];
     local int sent[4][TILE_N];
     local int active[2], go;
-    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE_W + lx;
+    int lid = get_local_id(1) * ITEMS_W + get_local_id(0);
     int tx = get_group_id(0), ty = get_group_id(1), tiles_x = get_num_groups(0), tiles_y = get_num_groups(1);
     int tile = ty * tiles_x + tx;
     /* One read for the whole group: neighbours may raise the entry meanwhile. */
@@ -366,111 +383,139 @@ pr_tile_push(global int *excess, global int *height, global int *res, global int
     barrier(CLK_LOCAL_MEM_FENCE);
     if (!go)
         return;
-    int r = ty * TILE_H + ly, k = tx * TILE_W + lx, inside = r < rows && k < cols, i = r * cols + k;
-    int e = 0, h = hmax, t = 0, rs[4] = {0, 0, 0, 0}, folded = 0;
-    if (inside) {
-        e = excess[i];
-        h = height[i];
-        t = rt[i];
-        int4 v = vload4(i, res);
-        rs[N] = v.s0, rs[S] = v.s1, rs[W] = v.s2, rs[E] = v.s3;
-        folded = fold_incoming(tile_slots(incoming, parity ^ 1, tx, ty), lx, ly, &e, rs);
+    global int *slots = tile_slots(incoming, parity ^ 1, tx, ty);
+    int e[NODES], h[NODES], t[NODES], rs[NODES][4], folded = 0, any = 0;
+    for (int q = 0; q < NODES; q++) {
+        int x = node_x(q), y = node_y(q), r = ty * TILE_H + y, k = tx * TILE_W + x;
+        e[q] = 0, h[q] = hmax, t[q] = 0;
+        rs[q][N] = rs[q][S] = rs[q][W] = rs[q][E] = 0;
+        if (r < rows && k < cols) {
+            int i = r * cols + k;
+            e[q] = excess[i];
+            h[q] = height[i];
+            t[q] = rt[i];
+            int4 v = vload4(i, res);
+            rs[q][N] = v.s0, rs[q][S] = v.s1, rs[q][W] = v.s2, rs[q][E] = v.s3;
+            folded |= fold_incoming(slots, x, y, &e[q], rs[q]);
+        }
+        lh[(y + 1) * HALO_W + x + 1] = h[q];
+        any |= e[q] > 0 && h[q] < hmax;
     }
-    lh[(ly + 1) * HALO_W + lx + 1] = h;
     load_halo(lh, height, rows, cols, hmax);
     if (lid == 0)
         active[0] = active[1] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (e > 0 && h < hmax)
-        atomic_inc(&active[1]);
+    if (any)
+        active[1] = 1;
     barrier(CLK_LOCAL_MEM_FENCE);
     if (active[1] == 0) {
-        if (folded) {
-            excess[i] = e;
-            vstore4((int4)(rs[N], rs[S], rs[W], rs[E]), i, res);
+        for (int q = 0; q < NODES && folded; q++) {
+            int r = ty * TILE_H + node_y(q), k = tx * TILE_W + node_x(q);
+            if (r < rows && k < cols) {
+                excess[r * cols + k] = e[q];
+                vstore4((int4)(rs[q][N], rs[q][S], rs[q][W], rs[q][E]), r * cols + k, res);
+            }
         }
         return;
     }
-    int out[4] = {0, 0, 0, 0}, busy = 1;
-    /* active[p] counts this round's active nodes while active[p ^ 1], read
-    ** by everyone before the first barrier of this round, is cleared. */
+    int out[NODES][4], busy = 1;
+    for (int q = 0; q < NODES; q++)
+        out[q][N] = out[q][S] = out[q][W] = out[q][E] = 0;
+    /* active[p] says whether a node is active after this round (each work-item
+    ** with one stores 1: an atomic count would serialise them) while
+    ** active[p ^ 1], read by everyone before the first barrier of this round,
+    ** is cleared. */
     for (int round = 0; round < rounds; round++) {
-        int p = round & 1, nh = h;
-        for (int d = 0; d < 4; d++)
-            sent[d][lid] = 0;
-        if (e > 0 && h < hmax) {
-            int moved = 0;
-            if (t > 0 && h > 0) {
-                int delta = min(e, t);
-                t -= delta;
-                e -= delta;
-                moved = 1;
+        int p = round & 1, nh[NODES];
+        for (int q = 0; q < NODES; q++) {
+            int x = node_x(q), y = node_y(q), at = y * TILE_W + x;
+            int snt[4] = {0, 0, 0, 0};
+            nh[q] = h[q];
+            if (e[q] > 0 && h[q] < hmax) {
+                int moved = 0;
+                if (t[q] > 0 && h[q] > 0) {
+                    int delta = min(e[q], t[q]);
+                    t[q] -= delta;
+                    e[q] -= delta;
+                    moved = 1;
+                }
+                for (int d = 0; d < 4 && e[q] > 0; d++) {
+                    if (rs[q][d] <= 0 || h[q] <= lh[halo_index(x, y, d)])
+                        continue;
+                    int delta = min(e[q], rs[q][d]);
+                    rs[q][d] -= delta;
+                    e[q] -= delta;
+                    moved = 1;
+                    if (tile_border(x, y, d))
+                        out[q][d] += delta;
+                    else
+                        snt[d] = delta;
+                }
+                if (!moved) {
+                    int low = t[q] > 0 ? 0 : hmax;
+                    for (int d = 0; d < 4; d++)
+                        if (rs[q][d] > 0)
+                            low = min(low, lh[halo_index(x, y, d)]);
+                    nh[q] = min(low + 1, hmax);
+                }
             }
-            for (int d = 0; d < 4 && e > 0; d++) {
-                if (rs[d] <= 0 || h <= lh[halo_index(lx, ly, d)])
-                    continue;
-                int delta = min(e, rs[d]);
-                rs[d] -= delta;
-                e -= delta;
-                moved = 1;
-                if (tile_border(lx, ly, d))
-                    out[d] += delta;
-                else
-                    sent[d][lid] = delta;
-            }
-            if (!moved) {
-                int low = t > 0 ? 0 : hmax;
-                for (int d = 0; d < 4; d++)
-                    if (rs[d] > 0)
-                        low = min(low, lh[halo_index(lx, ly, d)]);
-                nh = min(low + 1, hmax);
-            }
+            for (int d = 0; d < 4; d++)
+                sent[d][at] = snt[d];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (nh != h) {
-            h = nh;
-            lh[(ly + 1) * HALO_W + lx + 1] = h;
-        }
-        for (int d = 0; d < 4; d++) {
-            if (tile_border(lx, ly, d))
-                continue;
-            int from = lid + (d == S ? TILE_W : d == N ? -TILE_W : d == E ? 1 : -1);
-            int delta = sent[opposite(d)][from];
-            e += delta;
-            rs[d] += delta;
+        any = 0;
+        for (int q = 0; q < NODES; q++) {
+            int x = node_x(q), y = node_y(q), at = y * TILE_W + x;
+            if (nh[q] != h[q]) {
+                h[q] = nh[q];
+                lh[(y + 1) * HALO_W + x + 1] = h[q];
+            }
+            for (int d = 0; d < 4; d++) {
+                if (tile_border(x, y, d))
+                    continue;
+                int from = at + (d == S ? TILE_W : d == N ? -TILE_W : d == E ? 1 : -1);
+                int delta = sent[opposite(d)][from];
+                e[q] += delta;
+                rs[q][d] += delta;
+            }
+            any |= e[q] > 0 && h[q] < hmax;
         }
         if (lid == 0)
             active[p ^ 1] = 0;
-        if (e > 0 && h < hmax)
-            atomic_inc(&active[p]);
+        if (any)
+            active[p] = 1;
         barrier(CLK_LOCAL_MEM_FENCE);
         if ((busy = active[p]) == 0)
             break;
     }
     if (lid == 0 && busy)
         atomic_max(&wake[tile], stamp + 1);
-    if (!inside)
-        return;
-    excess[i] = e;
-    height[i] = h;
-    rt[i] = t;
-    vstore4((int4)(rs[N], rs[S], rs[W], rs[E]), i, res);
-    /* The arc v -> u of a push u -> v over the border: its slot in v's tile. */
-    if (out[N] && ty > 0) {
-        tile_slots(incoming, parity, tx, ty - 1)[tile_slot(lx, TILE_H - 1, S)] += out[N];
-        atomic_max(&wake[tile - tiles_x], stamp + 1);
-    }
-    if (out[S] && ty < tiles_y - 1) {
-        tile_slots(incoming, parity, tx, ty + 1)[tile_slot(lx, 0, N)] += out[S];
-        atomic_max(&wake[tile + tiles_x], stamp + 1);
-    }
-    if (out[W] && tx > 0) {
-        tile_slots(incoming, parity, tx - 1, ty)[tile_slot(TILE_W - 1, ly, E)] += out[W];
-        atomic_max(&wake[tile - 1], stamp + 1);
-    }
-    if (out[E] && tx < tiles_x - 1) {
-        tile_slots(incoming, parity, tx + 1, ty)[tile_slot(0, ly, W)] += out[E];
-        atomic_max(&wake[tile + 1], stamp + 1);
+    for (int q = 0; q < NODES; q++) {
+        int x = node_x(q), y = node_y(q), r = ty * TILE_H + y, k = tx * TILE_W + x;
+        if (r >= rows || k >= cols)
+            continue;
+        int i = r * cols + k;
+        excess[i] = e[q];
+        height[i] = h[q];
+        rt[i] = t[q];
+        vstore4((int4)(rs[q][N], rs[q][S], rs[q][W], rs[q][E]), i, res);
+        /* The arc v -> u of a push u -> v over the border: its slot in v's tile. */
+        if (out[q][N] && ty > 0) {
+            tile_slots(incoming, parity, tx, ty - 1)[tile_slot(x, TILE_H - 1, S)] += out[q][N];
+            atomic_max(&wake[tile - tiles_x], stamp + 1);
+        }
+        if (out[q][S] && ty < tiles_y - 1) {
+            tile_slots(incoming, parity, tx, ty + 1)[tile_slot(x, 0, N)] += out[q][S];
+            atomic_max(&wake[tile + tiles_x], stamp + 1);
+        }
+        if (out[q][W] && tx > 0) {
+            tile_slots(incoming, parity, tx - 1, ty)[tile_slot(TILE_W - 1, y, E)] += out[q][W];
+            atomic_max(&wake[tile - 1], stamp + 1);
+        }
+        if (out[q][E] && tx < tiles_x - 1) {
+            tile_slots(incoming, parity, tx + 1, ty)[tile_slot(0, y, W)] += out[q][E];
+            atomic_max(&wake[tile + 1], stamp + 1);
+        }
     }
 }
 
@@ -478,31 +523,35 @@ pr_tile_push(global int *excess, global int *height, global int *res, global int
 ** that excess and residuals are whole again, and adds the number of active
 ** nodes (e > 0, h < hmax) to *count, one atomic per tile; wakes the tiles
 ** with an active node for the push launch of index `stamp`. */
-kernel __attribute__((reqd_work_group_size(TILE_W, TILE_H, 1))) void
+kernel __attribute__((reqd_work_group_size(ITEMS_W, ITEMS_H, 1))) void
 pr_tile_settle(global int *excess, global const int *height, global int *res, global int *incoming, int rows,
                int cols, int hmax, global int *count, global int *wake, int stamp)
 {
     local int active;
-    int lx = get_local_id(0), ly = get_local_id(1), tx = get_group_id(0), ty = get_group_id(1);
-    int r = ty * TILE_H + ly, k = tx * TILE_W + lx, i = r * cols + k;
-    if (lx == 0 && ly == 0)
+    int tx = get_group_id(0), ty = get_group_id(1), first = get_local_id(0) == 0 && get_local_id(1) == 0;
+    if (first)
         active = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (r < rows && k < cols) {
+    int mine = 0;
+    for (int q = 0; q < NODES; q++) {
+        int x = node_x(q), y = node_y(q), r = ty * TILE_H + y, k = tx * TILE_W + x, i = r * cols + k;
+        if (r >= rows || k >= cols)
+            continue;
         int e = excess[i], rs[4];
         int4 v = vload4(i, res);
         rs[N] = v.s0, rs[S] = v.s1, rs[W] = v.s2, rs[E] = v.s3;
-        int a = fold_incoming(tile_slots(incoming, 0, tx, ty), lx, ly, &e, rs);
-        int b = fold_incoming(tile_slots(incoming, 1, tx, ty), lx, ly, &e, rs);
+        int a = fold_incoming(tile_slots(incoming, 0, tx, ty), x, y, &e, rs);
+        int b = fold_incoming(tile_slots(incoming, 1, tx, ty), x, y, &e, rs);
         if (a || b) {
             excess[i] = e;
             vstore4((int4)(rs[N], rs[S], rs[W], rs[E]), i, res);
         }
-        if (e > 0 && height[i] < hmax)
-            atomic_inc(&active);
+        mine += e > 0 && height[i] < hmax;
     }
+    if (mine)
+        atomic_add(&active, mine);
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lx == 0 && ly == 0 && active > 0) {
+    if (first && active > 0) {
         atomic_add(count, active);
         atomic_max(&wake[ty * get_num_groups(0) + tx], stamp);
     }
@@ -602,7 +651,8 @@ pr_block_bfs(global const int *res, int rows, int cols, int hmax, int rounds, gl
         lowered[0] = lowered[1] = lowered[2] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     int busy = 1;
-    /* lowered[p] counts this round's changes; lowered[p ^ 1] is cleared as in pr_tile_push. */
+    /* lowered[p] says whether this round changed anything (each that did stores
+    ** 1); lowered[p ^ 1] is cleared as in pr_tile_push. */
     for (int round = 0; round < rounds; round++) {
         int p = round & 1, at = bfs_strip(lid, p, &step, &side);
         /* Along the strip: backward (N or W) and forward (S or E) arcs. */
@@ -641,7 +691,7 @@ pr_block_bfs(global const int *res, int rows, int cols, int hmax, int rounds, gl
         if (moved) {
             for (int j = 0; j < BFS_STRIP; j++)
                 lh[at + j * step] = h[j];
-            atomic_inc(&lowered[p]);
+            lowered[p] = 1;
         }
         if (lid == 0)
             lowered[p ^ 1] = 0;
@@ -667,7 +717,7 @@ pr_block_bfs(global const int *res, int rows, int cols, int hmax, int rounds, gl
         }
     }
     if (low)
-        atomic_inc(&lowered[2]);
+        lowered[2] = 1;
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid != 0)
         return;

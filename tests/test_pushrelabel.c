@@ -7,7 +7,7 @@
 ** starts up Howe's ascending capacity table give the cold solve's cut.
 ** Both kernel choices run on the gpu role (DOCBIN_PUSHRELABEL=global and
 ** tiles; PoCL is a CPU device, which would get `global` only), on graphs that
-** stress the tiles' borders too: sizes that are no multiple of the 16x16 tile,
+** stress the tiles' borders too: sizes that are no multiple of the 32x32 tile,
 ** 1 x N and N x 1 grids, a single path snaking through every tile, and flow
 ** that must cross the whole grid.
 ** The cut runs alone in a one-stage test algorithm whose input image only
@@ -229,7 +229,7 @@ int main(void)
     db_context *ctx = test_open_context();
     /* warm: also solve warm up to c = 160 (Howe's default) and, with `all`, the whole table. */
     static const struct { int rows, cols, warm, all; } sizes[] = {
-        {1, 1, 0, 0},   {1, 9, 0, 0},    {9, 1, 0, 0},   {2, 2, 0, 0},    {7, 5, 1, 0},  {16, 16, 1, 1},
+        {1, 1, 0, 0},   {1, 9, 0, 0},    {9, 1, 0, 0},   {2, 2, 0, 0},    {7, 5, 1, 0},  {16, 16, 1, 1}, {32, 32, 1, 0},
         {33, 47, 1, 0}, {1, 300, 1, 0}, {300, 1, 0, 0}, {17, 130, 0, 0}, {64, 80, 0, 0}};
     int max = (int)(sizeof sizes / sizeof sizes[0]);
     size_t cap = 0;
