@@ -45,7 +45,7 @@ static cl_int cycles_per_launch(const db_pr_cut *pr)
 ** tile; a tile stops early when it has nothing to do, so the bound only caps
 ** tiles whose excess climbs (it cannot reach the sink), and a lower one lets
 ** the next search from the sink come sooner. On an H100, tiles of 32x32 nodes
-** and 32 rounds cut an A4 page in 15% less time than 16x16 tiles and 64
+** and 32 rounds cut an A4 page in 24% less time than 16x16 tiles and 64
 ** rounds (bench/results/howe-h100.md). */
 #define TILE_ROUNDS 32
 /* The search blocks of the TILES kernels (BFS_W, BFS_H, BFS_ITEMS in

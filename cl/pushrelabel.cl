@@ -560,15 +560,17 @@ pr_tile_settle(global int *excess, global const int *height, global int *res, gl
 /* Global relabel, block-local. A work-group owns a block of BFS_W x BFS_H
 ** nodes (larger than a push tile: a search moves no flow, so a block can hold
 ** more nodes per work-item) and runs up to `rounds` relaxation rounds on its
-** heights in local memory, the halo's heights read once from global memory.
-** In a round every work-item sweeps a strip of BFS_STRIP nodes forward and
+** heights in local memory, its halo's heights read from global memory at
+** the start and again every BFS_REFRESH rounds, when it writes its own lowered
+** heights back (blocks running at the same time exchange distances within a
+** launch; a search crosses the page in fewer launches). In a round every work-item sweeps a strip of BFS_STRIP nodes forward and
 ** back, each node taking one more than its lowest neighbour over a residual
 ** arc when that is lower, with the new values of its own strip and the round's
 ** starting values of the nodes beside it; strips run down the columns in even
 ** rounds and along the rows in odd ones. A distance thus travels a whole strip
 ** in one round whichever way it goes, and a block settles in a few rounds.
 ** Heights only fall and never below the true distance, whatever the halo read
-** (old or new), so launches converge to the breadth-first distances; *changed
+** (old or new, or lowered by a neighbour during the launch), so launches converge to the breadth-first distances; *changed
 ** is set when a block lowered anything, and a launch in which no block did saw
 ** final values everywhere. *changed is raised to stamp + 1 rather than set,
 ** so the host need not clear it between launches: the last launch of a batch
@@ -584,6 +586,8 @@ pr_tile_settle(global int *excess, global const int *height, global int *res, gl
 ** (2 * (BFS_W + BFS_H)), so each loads one halo node. */
 #define BFS_ITEMS (BFS_W * BFS_H / BFS_STRIP)
 #define BFS_ROW (BFS_W + 2)
+/* Rounds between two exchanges of border heights with the blocks beside. */
+#define BFS_REFRESH 2
 
 /* The local index (halo included) of the j-th node of work-item t's strip:
 ** down column t % BFS_W in even rounds, along row t / (BFS_W / BFS_STRIP) in
@@ -600,6 +604,33 @@ int bfs_strip(int t, int odd, int *step, int *side)
     *step = 1;
     *side = BFS_ROW;
     return (t / per_row + 1) * BFS_ROW + t % per_row * BFS_STRIP + 1;
+}
+
+/* Writes the heights of work-item lid's column strip that fell below h0 (what
+** global memory holds) and records them there; marks the block's sides whose
+** nodes fell (their neighbours beyond must search again). Returns whether any fell. */
+int bfs_flush(local const int *lh, global int *height, int lid, int top, int left, int rows, int cols, int *h0,
+              local int *edge)
+{
+    int step, side, at0 = bfs_strip(lid, 0, &step, &side), r0 = top + lid / BFS_W * BFS_STRIP;
+    int k = left + lid % BFS_W, low = 0;
+    for (int j = 0; j < BFS_STRIP; j++) {
+        int h = lh[at0 + j * step];
+        if (h >= h0[j])
+            continue;
+        height[(r0 + j) * cols + k] = h;
+        h0[j] = h;
+        low = 1;
+        if (j == 0 && r0 == top)
+            atomic_or(&edge[N], 1);
+        if (j == BFS_STRIP - 1 && r0 + j == top + BFS_H - 1)
+            atomic_or(&edge[S], 1);
+        if (lid % BFS_W == 0)
+            atomic_or(&edge[W], 1);
+        if (lid % BFS_W == BFS_W - 1)
+            atomic_or(&edge[E], 1);
+    }
+    return low;
 }
 
 kernel __attribute__((reqd_work_group_size(BFS_W, BFS_ITEMS / BFS_W, 1))) void
@@ -633,24 +664,27 @@ pr_block_bfs(global const int *res, int rows, int cols, int hmax, int rounds, gl
         lh[at0 + j * step] = h;
         larcs[at0 + j * step] = (uchar)arcs;
     }
+    /* This work-item's node of the halo: where it lies in lh and in the grid (-1 outside). */
+    int hat, hi_at;
     {
-        int r, c, at;
+        int r, c;
         if (lid < BFS_W)
-            r = top - 1, c = left + lid, at = lid + 1;
+            r = top - 1, c = left + lid, hat = lid + 1;
         else if (lid < 2 * BFS_W)
-            r = top + BFS_H, c = left + lid - BFS_W, at = (BFS_H + 1) * BFS_ROW + lid - BFS_W + 1;
+            r = top + BFS_H, c = left + lid - BFS_W, hat = (BFS_H + 1) * BFS_ROW + lid - BFS_W + 1;
         else if (lid < 2 * BFS_W + BFS_H)
-            r = top + lid - 2 * BFS_W, c = left - 1, at = (lid - 2 * BFS_W + 1) * BFS_ROW;
+            r = top + lid - 2 * BFS_W, c = left - 1, hat = (lid - 2 * BFS_W + 1) * BFS_ROW;
         else
-            r = top + lid - 2 * BFS_W - BFS_H, c = left + BFS_W, at = (lid - 2 * BFS_W - BFS_H + 2) * BFS_ROW - 1;
-        lh[at] = r >= 0 && r < rows && c >= 0 && c < cols ? height[r * cols + c] : hmax;
+            r = top + lid - 2 * BFS_W - BFS_H, c = left + BFS_W, hat = (lid - 2 * BFS_W - BFS_H + 2) * BFS_ROW - 1;
+        hi_at = r >= 0 && r < rows && c >= 0 && c < cols ? r * cols + c : -1;
+        lh[hat] = hi_at >= 0 ? height[hi_at] : hmax;
     }
     if (lid < 4)
         edge[lid] = 0;
     if (lid == 0)
         lowered[0] = lowered[1] = lowered[2] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    int busy = 1;
+    int busy = 1, low = 0;
     /* lowered[p] says whether this round changed anything (each that did stores
     ** 1); lowered[p ^ 1] is cleared as in pr_tile_push. */
     for (int round = 0; round < rounds; round++) {
@@ -696,24 +730,26 @@ pr_block_bfs(global const int *res, int rows, int cols, int hmax, int rounds, gl
         if (lid == 0)
             lowered[p ^ 1] = 0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if ((busy = lowered[p]) == 0)
-            break;
-    }
-    int low = 0;
-    at0 = bfs_strip(lid, 0, &step, &side);
-    for (int j = 0; j < BFS_STRIP; j++) {
-        int h = lh[at0 + j * step];
-        if (h < h0[j]) {
-            height[(r0 + j) * cols + k] = h;
-            low = 1;
-            if (j == 0 && r0 == top)
-                atomic_or(&edge[N], 1);
-            if (j == BFS_STRIP - 1 && r0 + j == top + BFS_H - 1)
-                atomic_or(&edge[S], 1);
-            if (lx == 0)
-                atomic_or(&edge[W], 1);
-            if (lx == BFS_W - 1)
-                atomic_or(&edge[E], 1);
+        /* Every BFS_REFRESH rounds, when nothing changed, and after the last
+        ** round, lowered heights go to global memory, where the blocks running
+        ** beside this one read them; then the halo is read again, and a lower
+        ** value there means another round (flagged for the next one, whose
+        ** flag nobody reads before the barrier). Distances cross several
+        ** blocks in one launch so, and the search needs fewer launches. */
+        int quiet = !lowered[p];
+        busy = !quiet;
+        if (quiet || round == rounds - 1 || round % BFS_REFRESH == BFS_REFRESH - 1) {
+            low |= bfs_flush(lh, height, lid, top, left, rows, cols, h0, edge);
+            if (round == rounds - 1)
+                break;
+            int v = hi_at >= 0 ? ((volatile global const int *)height)[hi_at] : hmax;
+            if (v < lh[hat]) {
+                lh[hat] = v;
+                lowered[p ^ 1] = 1;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (quiet && !lowered[p ^ 1])
+                break;
         }
     }
     if (low)
