@@ -560,25 +560,27 @@ pr_tile_settle(global int *excess, global const int *height, global int *res, gl
 /* Global relabel, block-local. A work-group owns a block of BFS_W x BFS_H
 ** nodes (larger than a push tile: a search moves no flow, so a block can hold
 ** more nodes per work-item) and runs up to `rounds` relaxation rounds on its
-** heights in local memory, its halo's heights read from global memory at
-** the start and again every BFS_REFRESH rounds, when it writes its own lowered
+** heights in local memory, its halo's heights read from global memory at the
+** start and again every BFS_REFRESH rounds, when it writes its own lowered
 ** heights back (blocks running at the same time exchange distances within a
-** launch; a search crosses the page in fewer launches). In a round every work-item sweeps a strip of BFS_STRIP nodes forward and
-** back, each node taking one more than its lowest neighbour over a residual
-** arc when that is lower, with the new values of its own strip and the round's
-** starting values of the nodes beside it; strips run down the columns in even
-** rounds and along the rows in odd ones. A distance thus travels a whole strip
-** in one round whichever way it goes, and a block settles in a few rounds.
-** Heights only fall and never below the true distance, whatever the halo read
-** (old or new, or lowered by a neighbour during the launch), so launches converge to the breadth-first distances; *changed
-** is set when a block lowered anything, and a launch in which no block did saw
-** final values everywhere. *changed is raised to stamp + 1 rather than set,
-** so the host need not clear it between launches: the last launch of a batch
-** changed something exactly when the flag holds its stamp + 1. Blocks are
-** woken as in pr_tile_push (wake[block] >= stamp): the host wakes all for the
-** first launch, a block that lowered a border node wakes the neighbour beyond,
-** and one that did not settle within `rounds` wakes itself; a block left
-** asleep has settled on halo heights that have not changed since. */
+** launch, and a search crosses the page in fewer launches). In a round every
+** work-item sweeps a strip of BFS_STRIP nodes forward and back, each node
+** taking one more than its lowest neighbour over a residual arc when that is
+** lower, with the new values of its own strip and the round's starting values
+** of the nodes beside it; strips run down the columns in even rounds and
+** along the rows in odd ones. A distance thus travels a whole strip in one
+** round whichever way it goes, and a block settles in a few rounds. Heights
+** only fall and never below the true distance, whatever the halo read (old or
+** new, or lowered by a neighbour during the launch), so launches converge to
+** the breadth-first distances; *changed is set when a block lowered anything,
+** and a launch in which no block did saw final values everywhere. *changed
+** is raised to stamp + 1 rather than set, so the host need not clear it
+** between launches: the last launch of a batch changed something exactly when
+** the flag holds its stamp + 1. Blocks are woken as in pr_tile_push
+** (wake[block] >= stamp): the host wakes all for the first launch, a block
+** that lowered a border node wakes the neighbour beyond, and one that did not
+** settle within `rounds` wakes itself; a block left asleep has settled on halo
+** heights that have not changed since. */
 #define BFS_W 64
 #define BFS_H 64
 #define BFS_STRIP 16
