@@ -362,6 +362,24 @@ def docbin_writing(log):
     return None
 
 
+def stopped(pid, timeout=2.0):
+    """Whether every thread of process `pid` has stopped (a SIGSTOP is delivered asynchronously: a thread
+    running on another core goes on until its next entry into the kernel)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            states = []
+            for tid in os.listdir(f'/proc/{pid}/task'):
+                with open(f'/proc/{pid}/task/{tid}/stat') as f:
+                    states.append(f.read().rsplit(')', 1)[1].split()[0])
+        except OSError:
+            return False
+        if states and all(state in ('T', 't') for state in states):
+            return True
+        time.sleep(0.001)
+    return False
+
+
 def logged(log):
     try:
         with open(log) as f:
@@ -380,12 +398,13 @@ def cancelled_run(cluster, pages, names):
     end = time.monotonic() + 240
     # Cancel the first task whose log shows part of its shard done, a page written among it: it is running.
     # It is stopped first, so that it cannot finish its shard while the cancellation travels, and its log
-    # is read again once it is stopped.
+    # is read again once every thread has stopped. At least two pages must be left: Slurm sends SIGCONT
+    # just before SIGTERM, and in between the task may write the page it was writing.
     while victim is None and time.monotonic() < end:
         for task in range(TASKS):
             log = os.path.join(logs, f'docbin-{job}_{task}.0.jsonl')
             lines = logged(log)
-            if not (1 <= len(lines) < shard and any('"status":"ok"' in line for line in lines)):
+            if not (1 <= len(lines) <= shard - 2 and any('"status":"ok"' in line for line in lines)):
                 continue
             pid = docbin_writing(log)
             if pid is None:
@@ -394,7 +413,7 @@ def cancelled_run(cluster, pages, names):
                 os.kill(pid, signal.SIGSTOP)
             except OSError:
                 continue  # it has just ended
-            if len(logged(log)) < shard:
+            if stopped(pid) and len(logged(log)) <= shard - 2:
                 try:
                     cluster.slurm('scancel', f'{job}_{task}')
                     victim = task
