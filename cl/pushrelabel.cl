@@ -611,8 +611,7 @@ int bfs_strip(int t, int odd, int *step, int *side)
 /* Writes the heights of work-item lid's column strip that fell below h0 (what
 ** global memory holds) and records them there; marks the block's sides whose
 ** nodes fell (their neighbours beyond must search again). Returns whether any fell. */
-int bfs_flush(local const int *lh, global int *height, int lid, int top, int left, int rows, int cols, int *h0,
-              local int *edge)
+int bfs_flush(local const int *lh, global int *height, int lid, int top, int left, int cols, int *h0, local int *edge)
 {
     int step, side, at0 = bfs_strip(lid, 0, &step, &side), r0 = top + lid / BFS_W * BFS_STRIP;
     int k = left + lid % BFS_W, low = 0;
@@ -741,7 +740,7 @@ pr_block_bfs(global const int *res, int rows, int cols, int hmax, int rounds, gl
         int quiet = !lowered[p];
         busy = !quiet;
         if (quiet || round == rounds - 1 || round % BFS_REFRESH == BFS_REFRESH - 1) {
-            low |= bfs_flush(lh, height, lid, top, left, rows, cols, h0, edge);
+            low |= bfs_flush(lh, height, lid, top, left, cols, h0, edge);
             if (round == rounds - 1)
                 break;
             int v = hi_at >= 0 ? ((volatile global const int *)height)[hi_at] : hmax;
