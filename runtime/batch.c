@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "runtime/batch.h"
+#include "runtime/lzw_device.h"
 #include "runtime/sched.h"
 #include "runtime/staging.h"
 #include "runtime/util.h"
@@ -838,7 +839,12 @@ static db_status open_lane(const db_batch_options *opt, const char *gpu_spec, db
             *ctx = NULL;
             return st;
         }
-    return DB_OK;
+    /* The codec threads' LZW strips decode on the first GPU a lane uses. */
+    if ((st = db_lzw_device_bind((*ctx)->role[DB_ROLE_GPU])) != DB_OK) {
+        db_context_close(*ctx);
+        *ctx = NULL;
+    }
+    return st;
 }
 
 /* Prints a plan's explanation, or its note alone, once per key in the batch. */
