@@ -177,10 +177,29 @@ kernel void lzw_place(global uint *strips, global uint *segs, uint n_strips)
     st[STRIP_OK] = ok && off >= want;
 }
 
-/* A work-item a segment of a strip that decodes: its strings, each a copy of
-** bytes it wrote before (or a literal), up to the strip's end. */
+/* Decodes a segment's codes into `o` (a pointer of either address space),
+** up to `left` bytes: each string a copy of bytes written before, or a
+** literal. */
+#define DECODE_SEGMENT(o)                                                           \
+    for (uint j = 0; j < n && at[j] < left; j++) {                                  \
+        uint w = code_width(j), c = code_at(bytes, p, w), d = at[j];                \
+        p += w;                                                                     \
+        if (c < LZW_CLEAR) {                                                        \
+            o[d] = (uchar)c;                                                        \
+            continue;                                                               \
+        }                                                                           \
+        uint src = at[c - LZW_FIRST], l = at[c - LZW_FIRST + 1] - src + 1;          \
+        if (l > left - d)                                                           \
+            l = left - d;                                                           \
+        for (uint t = 0; t < l; t++)                                                \
+            o[d + t] = o[src + t];                                                  \
+    }
+
+/* A work-item a segment of a strip that decodes. A segment whose output fits
+** its share of local memory (`room` bytes) is decoded there, where copying
+** from earlier output is fast, and then stored; a longer one in place. */
 kernel void lzw_decode(global const uchar *in, global const uint *strips, global const uint *segs, uint n_segs,
-                       global const uint *codes, global uchar *out)
+                       global const uint *codes, global uchar *out, local uchar *scratch, uint room)
 {
     uint i = get_global_id(0);
     if (i >= n_segs)
@@ -193,18 +212,15 @@ kernel void lzw_decode(global const uchar *in, global const uint *strips, global
     global const uint *at = codes + sg[SEG_CODE];
     global uchar *o = out + st[STRIP_OUT] + sg[SEG_OUT];
     uint left = st[STRIP_WANT] - sg[SEG_OUT], n = sg[SEG_CODES], p = sg[SEG_BIT];
-    for (uint j = 0; j < n && at[j] < left; j++) {
-        uint w = code_width(j), c = code_at(bytes, p, w), d = at[j];
-        p += w;
-        if (c < LZW_CLEAR) {
-            o[d] = (uchar)c;
-            continue;
-        }
-        uint src = at[c - LZW_FIRST], l = at[c - LZW_FIRST + 1] - src + 1;
-        if (l > left - d)
-            l = left - d;
-        for (uint t = 0; t < l; t++)
-            o[d + t] = o[src + t];
+    if (left > sg[SEG_LEN])
+        left = sg[SEG_LEN];
+    if (left <= room) {
+        local uchar *buf = scratch + get_local_id(0) * room;
+        DECODE_SEGMENT(buf)
+        for (uint k = 0; k < left; k++)
+            o[k] = buf[k];
+    } else {
+        DECODE_SEGMENT(o)
     }
 }
 

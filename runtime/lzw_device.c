@@ -28,6 +28,8 @@ enum { BUF_IN, BUF_STRIPS, BUF_SEGS, BUF_CODES, BUF_OUT, BUFFERS };
 enum {
     SEARCH_ITEMS = 128, /* a strip's work-group in lzw_segments */
     WALK_ITEMS = 4,     /* segments a work-group in lzw_lengths: each LZW_LAST lengths of local memory */
+    DECODE_ITEMS = 4,   /* segments a work-group in lzw_decode, each with DECODE_ROOM bytes of local memory */
+    DECODE_ROOM = 8192,
     ITEMS = 64,         /* work-group of the kernels with a work-item a strip, segment or row */
     SEG_BYTES = 64      /* a strip gets a segment slot for every SEG_BYTES of its bytes (and 4) */
 };
@@ -46,6 +48,7 @@ static struct {
     db_device *dev;
     cl_program program;
     size_t search_items, walk_items;
+    cl_uint decode_room; /* local bytes a segment in lzw_decode: 0 on a device without them */
     worker *free;
     int busy;
 } bound = {.lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER};
@@ -81,6 +84,7 @@ db_status db_lzw_device_bind(db_device *dev)
         bound.program = p->program;
         bound.search_items = dev->max_group < SEARCH_ITEMS ? dev->max_group : SEARCH_ITEMS;
         bound.walk_items = fit < WALK_ITEMS ? fit : WALK_ITEMS;
+        bound.decode_room = dev->local_mem >= DECODE_ITEMS * DECODE_ROOM + 1024 ? DECODE_ROOM : 0;
         __atomic_store_n(&db_lzw_offload, db_lzw_device_decode, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&bound.lock);
@@ -240,10 +244,11 @@ bool db_lzw_device_decode(const db_lzw_strips *js, uint8_t *out, bool *decoded)
         err = run(w, K_PLACE, (size_t)count, ITEMS, 3, sizes, args);
     }
     if (err == CL_SUCCESS) {
+        cl_uint room = bound.decode_room;
         const size_t sizes[] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof ns, sizeof(cl_mem),
-                                sizeof(cl_mem)};
-        const void *args[] = {&m[BUF_IN], &m[BUF_STRIPS], &m[BUF_SEGS], &ns, &m[BUF_CODES], &m[BUF_OUT]};
-        err = run(w, K_DECODE, n_segs, ITEMS, 6, sizes, args);
+                                sizeof(cl_mem), DECODE_ITEMS * (size_t)(room ? room : 1), sizeof room};
+        const void *args[] = {&m[BUF_IN], &m[BUF_STRIPS], &m[BUF_SEGS], &ns, &m[BUF_CODES], &m[BUF_OUT], NULL, &room};
+        err = run(w, K_DECODE, n_segs, DECODE_ITEMS, 8, sizes, args);
     }
     if (err == CL_SUCCESS && js->row_bytes) {
         cl_uint rows = (cl_uint)(js->out_bytes / js->row_bytes), row_bytes = (cl_uint)js->row_bytes,
