@@ -8,12 +8,14 @@
 ** then 10, 11 and 12 from fixed counts on), so where every code lies is known
 ** before any is decoded, and the first clear or end code is a search:
 ** lzw_segments runs it, a work-group a strip, one segment after the other.
-** lzw_lengths then walks each segment on its own, with its strings' lengths
-** in local memory (an entry is the previous code's string and one byte more,
-** so code j's string starts where code j's output starts: the table is the
-** list of the codes' output offsets), lzw_place turns the segments' lengths
-** into their places in the strip and checks the strip as the host decoder
-** would, and lzw_decode copies every segment's strings in parallel.
+** lzw_lengths then walks each segment on its own, listing where each code's
+** output starts (an entry is the string of the code it was made after and
+** one byte more, so the list is the table), lzw_place turns the segments'
+** lengths into their places in the strip and checks the strip as the host
+** decoder would, and lzw_decode copies every segment's strings, all
+** segments at once. Each walk is serial, so a call takes pages from several
+** threads at once (runtime/lzw_device.c): the GPU's width is in the number of
+** segments.
 **
 ** A strip is decoded here only when the host decoder would decode it, to
 ** the same bytes; every other strip is flagged, and the host decodes it (and
@@ -116,14 +118,14 @@ kernel void lzw_segments(global const uchar *in, global uint *strips, global uin
         st[STRIP_COUNT] = count;
 }
 
-/* A work-item a segment: each code's string length (a literal 1, an entry
-** the length of the code it was made after plus 1), its output offset in
-** `codes`, and the segment's length. SEG_STOP is where, in the segment's
+/* A work-item a segment: each code's output offset in `codes` (a string is
+** a literal, or an entry: the string of the code it was made after and one
+** byte more), and the segment's length. SEG_STOP is where, in the segment's
 ** output, the host decoder would stop with a failure if it got there: at a
 ** code not yet defined, or at the end of a segment that no clear code ends;
 ** LZW_NONE when nowhere. SEG_CODES is how many codes can be decoded. */
-kernel void lzw_lengths(global const uchar *in, global const uint *strips, global uint *segs, uint n_segs,
-                        global uint *codes, local ushort *lengths)
+kernel void lzw_lengths(global const uchar *restrict in, global const uint *strips, global uint *segs, uint n_segs,
+                        global uint *codes)
 {
     uint i = get_global_id(0);
     if (i >= n_segs)
@@ -132,29 +134,25 @@ kernel void lzw_lengths(global const uchar *in, global const uint *strips, globa
     global const uint *st = strips + sg[SEG_STRIP] * STRIP_FIELDS;
     if (i - st[STRIP_SEG] >= st[STRIP_COUNT])
         return;
-    local ushort *len = lengths + get_local_id(0) * LZW_LAST;
     global const uchar *bytes = in + st[STRIP_IN];
-    global uint *out = codes + sg[SEG_CODE];
-    uint n = sg[SEG_END] >> 2, p = sg[SEG_BIT], sum = 0, stop = (sg[SEG_END] & 3) == END_CLEAR ? LZW_NONE : 0;
-    uint j = 0;
+    global uint *at = codes + sg[SEG_CODE];
+    uint n = sg[SEG_END] >> 2, p = sg[SEG_BIT], sum = 0, j = 0;
     for (; j < n; j++) {
         uint w = code_width(j), c = code_at(bytes, p, w), l = 1;
         p += w;
+        at[j] = sum;
         if (c >= LZW_FIRST) {
-            if (c - LZW_FIRST >= j) /* not yet defined (c - LZW_FIRST == j - 1 is the entry being made) */
+            uint m = c - LZW_FIRST; /* the code the entry was made after: its string and one byte more */
+            if (m >= j) /* not yet defined (m == j - 1 is the entry being made) */
                 break;
-            l = len[c - LZW_FIRST] + 1;
+            l = at[m + 1] - at[m] + 1;
         }
-        len[j] = (ushort)l;
-        out[j] = sum;
         sum += l;
     }
-    out[j] = sum;
-    if (j < n || stop == 0)
-        stop = sum;
+    at[j] = sum;
     sg[SEG_CODES] = j;
     sg[SEG_LEN] = sum;
-    sg[SEG_STOP] = stop;
+    sg[SEG_STOP] = j == n && (sg[SEG_END] & 3) == END_CLEAR ? LZW_NONE : sum;
 }
 
 /* A work-item a strip: each segment's place in the strip, and whether the
@@ -177,29 +175,10 @@ kernel void lzw_place(global uint *strips, global uint *segs, uint n_strips)
     st[STRIP_OK] = ok && off >= want;
 }
 
-/* Decodes a segment's codes into `o` (a pointer of either address space),
-** up to `left` bytes: each string a copy of bytes written before, or a
-** literal. */
-#define DECODE_SEGMENT(o)                                                           \
-    for (uint j = 0; j < n && at[j] < left; j++) {                                  \
-        uint w = code_width(j), c = code_at(bytes, p, w), d = at[j];                \
-        p += w;                                                                     \
-        if (c < LZW_CLEAR) {                                                        \
-            o[d] = (uchar)c;                                                        \
-            continue;                                                               \
-        }                                                                           \
-        uint src = at[c - LZW_FIRST], l = at[c - LZW_FIRST + 1] - src + 1;          \
-        if (l > left - d)                                                           \
-            l = left - d;                                                           \
-        for (uint t = 0; t < l; t++)                                                \
-            o[d + t] = o[src + t];                                                  \
-    }
-
-/* A work-item a segment of a strip that decodes. A segment whose output fits
-** its share of local memory (`room` bytes) is decoded there, where copying
-** from earlier output is fast, and then stored; a longer one in place. */
-kernel void lzw_decode(global const uchar *in, global const uint *strips, global const uint *segs, uint n_segs,
-                       global const uint *codes, global uchar *out, local uchar *scratch, uint room)
+/* A work-item a segment of a strip that decodes: its strings, each a copy of
+** bytes it wrote before (or a literal), up to the strip's end. */
+kernel void lzw_decode(global const uchar *restrict in, global const uint *strips, global const uint *segs,
+                       uint n_segs, global const uint *restrict codes, global uchar *out)
 {
     uint i = get_global_id(0);
     if (i >= n_segs)
@@ -212,26 +191,29 @@ kernel void lzw_decode(global const uchar *in, global const uint *strips, global
     global const uint *at = codes + sg[SEG_CODE];
     global uchar *o = out + st[STRIP_OUT] + sg[SEG_OUT];
     uint left = st[STRIP_WANT] - sg[SEG_OUT], n = sg[SEG_CODES], p = sg[SEG_BIT];
-    if (left > sg[SEG_LEN])
-        left = sg[SEG_LEN];
-    if (left <= room) {
-        local uchar *buf = scratch + get_local_id(0) * room;
-        DECODE_SEGMENT(buf)
-        for (uint k = 0; k < left; k++)
-            o[k] = buf[k];
-    } else {
-        DECODE_SEGMENT(o)
+    for (uint j = 0; j < n && at[j] < left; j++) {
+        uint w = code_width(j), c = code_at(bytes, p, w), d = at[j];
+        p += w;
+        if (c < LZW_CLEAR) {
+            o[d] = (uchar)c;
+            continue;
+        }
+        uint src = at[c - LZW_FIRST], l = at[c - LZW_FIRST + 1] - src + 1;
+        if (l > left - d)
+            l = left - d;
+        for (uint t = 0; t < l; t++)
+            o[d + t] = o[src + t];
     }
 }
 
-/* Horizontal differencing undone: a work-item a row of `row_bytes`, each
-** sample added to the one `stride` bytes before. */
-kernel void lzw_undiff(global uchar *out, uint rows, uint row_bytes, uint stride)
+/* Horizontal differencing undone: a work-item a row of `row_bytes` from
+** `first`, each sample added to the one `stride` bytes before. */
+kernel void lzw_undiff(global uchar *out, ulong first, uint rows, uint row_bytes, uint stride)
 {
     uint r = get_global_id(0);
     if (r >= rows)
         return;
-    global uchar *row = out + (size_t)r * row_bytes;
+    global uchar *row = out + first + (size_t)r * row_bytes;
     for (uint i = stride; i < row_bytes; i++)
         row[i] = (uchar)(row[i] + row[i - stride]);
 }
