@@ -27,7 +27,7 @@
 ** it), where its rows start in `out`, the bytes it must fill, its first
 ** segment slot and its first code slot; the kernels fill in its segment
 ** count and whether the device decoded it. Per segment slot (SEG_* fields):
-** its strip (set by the host), then what the kernels find.
+** its strip (LZW_NONE in a slot no strip used), then what the kernels find.
 */
 
 #define LZW_CLEAR 256
@@ -102,6 +102,7 @@ kernel void lzw_segments(global const uchar *in, global uint *strips, global uin
                 j = LZW_LAST; /* the code there is a data code: the table overflows */
             if (lid == 0) {
                 global uint *sg = segs + (first + k) * SEG_FIELDS;
+                sg[SEG_STRIP] = get_group_id(0);
                 sg[SEG_BIT] = start;
                 sg[SEG_END] = j << 2 | (clear ? END_CLEAR : END_STOP);
                 sg[SEG_CODE] = code;
@@ -131,9 +132,9 @@ kernel void lzw_lengths(global const uchar *restrict in, global const uint *stri
     if (i >= n_segs)
         return;
     global uint *sg = segs + i * SEG_FIELDS;
-    global const uint *st = strips + sg[SEG_STRIP] * STRIP_FIELDS;
-    if (i - st[STRIP_SEG] >= st[STRIP_COUNT])
+    if (sg[SEG_STRIP] == LZW_NONE)
         return;
+    global const uint *st = strips + sg[SEG_STRIP] * STRIP_FIELDS;
     global const uchar *bytes = in + st[STRIP_IN];
     global uint *at = codes + sg[SEG_CODE];
     uint n = sg[SEG_END] >> 2, p = sg[SEG_BIT], sum = 0, j = 0;
@@ -184,8 +185,10 @@ kernel void lzw_decode(global const uchar *restrict in, global const uint *strip
     if (i >= n_segs)
         return;
     global const uint *sg = segs + i * SEG_FIELDS;
+    if (sg[SEG_STRIP] == LZW_NONE)
+        return;
     global const uint *st = strips + sg[SEG_STRIP] * STRIP_FIELDS;
-    if (!st[STRIP_OK] || i - st[STRIP_SEG] >= st[STRIP_COUNT] || sg[SEG_OUT] >= st[STRIP_WANT])
+    if (!st[STRIP_OK] || sg[SEG_OUT] >= st[STRIP_WANT])
         return;
     global const uchar *bytes = in + st[STRIP_IN];
     global const uint *at = codes + sg[SEG_CODE];

@@ -18,7 +18,7 @@
 
 /* cl/lzw.cl's tables. */
 enum { STRIP_IN, STRIP_BITS, STRIP_OUT, STRIP_WANT, STRIP_SEG, STRIP_CODE, STRIP_COUNT, STRIP_OK, STRIP_FIELDS };
-enum { SEG_STRIP, SEG_FIELDS = 8 };
+enum { SEG_FIELDS = 8 };
 
 enum { K_SEGMENTS, K_LENGTHS, K_PLACE, K_DECODE, K_UNDIFF, KERNELS };
 static const char *const kernel_names[KERNELS] = {
@@ -30,7 +30,7 @@ enum { BUF_IN, BUF_STRIPS, BUF_SEGS, BUF_CODES, BUF_OUT, BUFFERS };
 enum {
     SEARCH_ITEMS = 128, /* a strip's work-group in lzw_segments */
     ITEMS = 64,         /* work-group of the kernels with a work-item a strip, segment or row */
-    SEG_BYTES = 64,     /* a strip gets a segment slot for every SEG_BYTES of its bytes (and 4) */
+    SEG_BYTES = 512,    /* a strip gets a segment slot for every SEG_BYTES of its bytes (and 4) */
     GROUP_PAGES = 16    /* pages a run at most */
 };
 /* Bytes a run at most, in and out: bit positions and offsets are 32-bit on the device. */
@@ -156,7 +156,6 @@ static void run_group(request *group)
         count += r->strips->count;
     cl_uint *strips = calloc((size_t)count + 1, STRIP_FIELDS * sizeof *strips);
     size_t *page_in = calloc((size_t)pages, 2 * sizeof *page_in), *page_out = page_in + pages;
-    cl_uint *segs = NULL;
     size_t n_segs = 0, n_codes = 0, in_bytes = 0, out_bytes = 0;
     cl_int err = strips && page_in ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
     int s = 0, pg = 0;
@@ -181,12 +180,9 @@ static void run_group(request *group)
     }
     if (err == CL_SUCCESS) {
         strips[(size_t)count * STRIP_FIELDS + STRIP_SEG] = (cl_uint)n_segs;
-        if (n_codes >= ((size_t)1 << 32) / sizeof(cl_uint) || !(segs = calloc(n_segs, SEG_FIELDS * sizeof *segs)))
+        if (n_codes >= ((size_t)1 << 32) / sizeof(cl_uint))
             err = CL_OUT_OF_HOST_MEMORY;
     }
-    for (int i = 0; i < count && err == CL_SUCCESS; i++)
-        for (cl_uint k = strips[(size_t)i * STRIP_FIELDS + STRIP_SEG]; k < strips[(size_t)(i + 1) * STRIP_FIELDS + STRIP_SEG]; k++)
-            segs[(size_t)k * SEG_FIELDS + SEG_STRIP] = (cl_uint)i;
 
     if (err == CL_SUCCESS && !bound.queue) {
         bound.queue = clCreateCommandQueue(bound.dev->context, bound.dev->info.id, 0, &err);
@@ -207,8 +203,9 @@ static void run_group(request *group)
         err = clEnqueueWriteBuffer(q, m[BUF_IN], CL_FALSE, page_in[pg], r->strips->in_bytes, r->strips->in, 0, NULL, NULL);
     if (err == CL_SUCCESS)
         err = clEnqueueWriteBuffer(q, m[BUF_STRIPS], CL_FALSE, 0, strips_bytes, strips, 0, NULL, NULL);
+    const cl_uint none = 0xffffffffu; /* the slots no strip uses */
     if (err == CL_SUCCESS)
-        err = clEnqueueWriteBuffer(q, m[BUF_SEGS], CL_FALSE, 0, need[BUF_SEGS], segs, 0, NULL, NULL);
+        err = clEnqueueFillBuffer(q, m[BUF_SEGS], &none, sizeof none, 0, need[BUF_SEGS], 0, NULL, NULL);
     cl_uint ns = (cl_uint)n_segs, nst = (cl_uint)count;
     if (err == CL_SUCCESS) {
         const size_t sizes[] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
@@ -255,7 +252,6 @@ static void run_group(request *group)
         for (int i = 0; i < r->strips->count; i++, s++)
             r->decoded[i] = r->ok && strips[(size_t)s * STRIP_FIELDS + STRIP_OK];
     }
-    free(segs);
     free(page_in);
     free(strips);
 }
