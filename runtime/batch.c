@@ -26,7 +26,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "runtime/batch.h"
-#include "runtime/lzw_device.h"
 #include "runtime/sched.h"
 #include "runtime/staging.h"
 #include "runtime/util.h"
@@ -839,12 +838,7 @@ static db_status open_lane(const db_batch_options *opt, const char *gpu_spec, db
             *ctx = NULL;
             return st;
         }
-    /* The codec threads' LZW strips decode on the first GPU a lane uses. */
-    if ((st = db_lzw_device_bind((*ctx)->role[DB_ROLE_GPU])) != DB_OK) {
-        db_context_close(*ctx);
-        *ctx = NULL;
-    }
-    return st;
+    return DB_OK;
 }
 
 /* Prints a plan's explanation, or its note alone, once per key in the batch. */

@@ -87,26 +87,6 @@ enum { DB_LZW_BEFORE = 256, DB_LZW_AFTER = 4096 + 32 };
 ** decodes for its verdict. */
 uint8_t *db_lzw_decode(const uint8_t *in, size_t n, uint8_t *work, size_t want);
 
-/* One page's LZW strips: `in` holds strip s's n[s] bytes from in_off[s]
-** (4-aligned), each followed by 4 zero bytes; its decoded bytes, want[s]
-** of them, go to out + out_off[s]. With `row_bytes`, horizontal differencing
-** of `stride`-byte samples is undone in every row of `out`. */
-typedef struct db_lzw_strips {
-    int count;
-    const uint8_t *in;
-    size_t in_bytes;
-    const size_t *in_off, *n, *out_off, *want;
-    size_t out_bytes;
-    size_t row_bytes; /* 0: no differencing */
-    int stride;
-} db_lzw_strips;
-
-/* Set while a GPU decodes LZW strips for the TIFF reader (runtime/lzw_device.c;
-** read and written atomically): decodes `strips` into `out`, each decoded[s]
-** true where strip s was, to the bytes db_lzw_decode gives. False when it
-** decoded none (the host decodes them all). */
-extern bool (*db_lzw_offload)(const db_lzw_strips *strips, uint8_t *out, bool *decoded);
-
 /* Decodes a PNG held in memory into an 8-bit gray or RGB image (alpha is
 ** composited over white), with the resolution of its pHYs chunk. NULL and an
 ** error naming `name` on failure. */

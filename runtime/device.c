@@ -8,7 +8,6 @@
 #include <string.h>
 #include "runtime/buffer.h"
 #include "runtime/device.h"
-#include "runtime/lzw_device.h"
 #include "runtime/program.h"
 #include "runtime/sha256.h"
 #include "runtime/util.h"
@@ -254,7 +253,6 @@ static void release_device(db_device *dev)
 {
     if (!dev)
         return;
-    db_lzw_device_unbind(dev);
     db_program_release_all(dev);
     db_device_pool_drain(dev);
     clReleaseCommandQueue(dev->transfer);

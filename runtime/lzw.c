@@ -19,8 +19,6 @@
 #include <string.h>
 #include "runtime/codec.h"
 
-bool (*db_lzw_offload)(const db_lzw_strips *strips, uint8_t *out, bool *decoded);
-
 enum { MAX_CODES = 4096, CLEAR = 256, END = 257, FIRST_FREE = 258 };
 
 /* Copies `n` bytes from `src` to `dst` 16 at a time; `src` lies before `dst`

@@ -30,7 +30,6 @@
 #include <tiffio.h>
 #include <unistd.h>
 #include "runtime/codec.h"
-#include "runtime/staging.h"
 #include "runtime/util.h"
 
 /* What libtiff's client procedures work on: the source being read, or the
@@ -565,32 +564,20 @@ struct block {
     uint32_t x0, y0, width, rows;
 };
 
-/* The common archive page, 8-bit gray or RGB samples interleaved without
-** alpha: one table lookup a byte. */
-static bool byte_samples(const struct layout *l)
-{
-    bool separate = l->planar == PLANARCONFIG_SEPARATE && l->spp > 1;
-    return l->bps == 8 && !separate && l->photometric != PHOTOMETRIC_PALETTE && l->alpha < 0 &&
-           l->spp == l->color && l->color == l->channels;
-}
-
-/* Byte samples whose table is the identity (min-is-black): the decoded bytes are the pixels. */
-static bool plain_bytes(const struct layout *l, const struct tables *tab)
-{
-    return byte_samples(l) && tab->value[0] == 0 && tab->value[255] == 255;
-}
-
 static void convert_block(const struct layout *l, const struct tables *tab, const struct block *b,
                           uint16_t *samples, db_image *img)
 {
     bool separate = l->planar == PLANARCONFIG_SEPARATE && l->spp > 1;
-    bool bytes = byte_samples(l);
+    /* The common archive page, 8-bit gray or RGB samples interleaved without
+    ** alpha: one table lookup a byte (the identity for min-is-black). */
+    bool bytes = l->bps == 8 && !separate && l->photometric != PHOTOMETRIC_PALETTE && l->alpha < 0 &&
+                 l->spp == l->color && l->color == l->channels;
     for (uint32_t r = 0; r < b->rows; r++) {
         uint8_t *row = img->data + (size_t)(b->y0 + r) * img->stride + (size_t)b->x0 * (size_t)l->channels;
         if (bytes) {
             const uint8_t *in = b->planes[0] + r * b->row_bytes;
             size_t n = (size_t)b->width * (size_t)l->channels;
-            if (plain_bytes(l, tab))
+            if (tab->value[0] == 0 && tab->value[255] == 255) /* 8 bits scaled to 8: the identity */
                 memcpy(row, in, n);
             else
                 for (size_t i = 0; i < n; i++)
@@ -682,64 +669,6 @@ static tmsize_t read_block(db_tiff *t, struct lzw_path *z, uint32_t index, bool 
     return tiled ? TIFFReadEncodedTile(tif, index, dst, size) : TIFFReadEncodedStrip(tif, index, dst, size);
 }
 
-/* The strips of a page whose 8-bit samples land in `img` as they decode,
-** LZW-coded for docbin's decoder, decoded on the GPU if one is bound
-** (db_lzw_offload): a malloc'ed flag a strip, true where the GPU
-** decoded it, or NULL when it decoded none. Its strips' bytes are read here
-** into staging memory; a strip that cannot be read is left to the host,
-** which reports why. */
-static bool *device_strips(db_tiff *t, const struct lzw_path *z, uint32_t strips, uint32_t block_h,
-                           uint32_t height, size_t row_bytes, db_image *img)
-{
-    bool (*offload)(const db_lzw_strips *, uint8_t *, bool *) = __atomic_load_n(&db_lzw_offload, __ATOMIC_ACQUIRE);
-    if (!offload)
-        return NULL;
-    TIFF *tif = t->tif;
-    size_t *tab = malloc(4 * (size_t)strips * sizeof *tab), total = 0;
-    bool *done = calloc(strips, sizeof *done);
-    if (!tab || !done)
-        goto fail;
-    size_t *in_off = tab, *n = tab + strips, *out_off = n + strips, *want = out_off + strips;
-    for (uint32_t s = 0; s < strips; s++) {
-        uint64_t count = TIFFGetStrileByteCount(tif, s);
-        if (count > db_codec_memory_limit())
-            goto fail;
-        in_off[s] = total;
-        n[s] = (size_t)count;
-        total += db_round_up((size_t)count + 4, 4);
-        out_off[s] = (size_t)s * block_h * row_bytes;
-        want[s] = (size_t)(height - s * block_h < block_h ? height - s * block_h : block_h) * row_bytes;
-    }
-    db_host_block *b = total <= db_codec_memory_limit() ? db_host_take(total) : NULL;
-    if (!b)
-        goto fail;
-    uint8_t *in = b->ptr;
-    for (uint32_t s = 0; s < strips; s++) {
-        uint64_t offset = TIFFGetStrileOffset(tif, s);
-        size_t got = n[s], room = db_round_up(n[s] + 4, 4);
-        if (t->io.src->bytes) /* check_striles: inside the file */
-            memcpy(in + in_off[s], t->io.src->bytes + offset, n[s]);
-        else if (db_source_read(t->io.src, offset, in + in_off[s], n[s], &got) != DB_OK || got < n[s])
-            n[s] = 0; /* the host reads it again, and says what is wrong */
-        memset(in + in_off[s] + n[s], 0, room - n[s]);
-    }
-    db_lzw_strips job = {
-        .count = (int)strips, .in = in, .in_bytes = total, .in_off = in_off, .n = n, .out_off = out_off,
-        .want = want, .out_bytes = (size_t)height * row_bytes, .row_bytes = z->differenced ? row_bytes : 0,
-        .stride = z->stride,
-    };
-    bool ok = offload(&job, img->data, done);
-    db_host_give(in);
-    if (!ok)
-        goto fail;
-    free(tab);
-    return done;
-fail:
-    free(tab);
-    free(done);
-    return NULL;
-}
-
 /* Decodes every strip or tile of the current page into `img`. */
 static db_status decode_page(db_tiff *t, int page, const struct layout *l, db_image *img)
 {
@@ -806,16 +735,11 @@ static db_status decode_page(db_tiff *t, int page, const struct layout *l, db_im
                     convert_block(l, tab, &b, samples, img);
             }
     } else {
-        uint32_t strips = blocks / (uint32_t)planes, used = (l->height - 1) / block_h + 1;
-        if (used > strips)
-            used = strips;
-        bool *on_device = z.on && planes == 1 && plain_bytes(l, tab) && (size_t)row_bytes == img->stride
-                              ? device_strips(t, &z, used, block_h, l->height, (size_t)row_bytes, img)
-                              : NULL;
-        for (uint32_t s = 0; s < used && status == DB_OK; s++) {
+        uint32_t strips = blocks / (uint32_t)planes;
+        for (uint32_t s = 0; s < strips && status == DB_OK; s++) {
             uint32_t y = s * block_h;
-            if (on_device && on_device[s])
-                continue;
+            if (y >= l->height)
+                break;
             b.x0 = 0;
             b.y0 = y;
             b.width = l->width;
@@ -836,7 +760,6 @@ static db_status decode_page(db_tiff *t, int page, const struct layout *l, db_im
             if (status == DB_OK)
                 convert_block(l, tab, &b, samples, img);
         }
-        free(on_device);
     }
 done:
     free(z.raw);

@@ -21,7 +21,6 @@
 #include <tiffio.h>
 #include <unistd.h>
 #include "runtime/codec.h"
-#include "runtime/lzw_device.h"
 #include "runtime/util.h"
 #include "tests/testutil.h"
 
@@ -135,45 +134,6 @@ static bool same_rows(const db_image *img, const uint8_t *v, int w, int h)
     return true;
 }
 
-/* ---- The device's decoder ----------------------------------------------------------- */
-
-static db_device *gpu; /* the gpu role's device, bound to decode LZW strips; NULL: not checked */
-
-/* Decodes `count` strips on the device (strip i: n[i] bytes of in[i], want[i]
-** bytes out, laid one after the other): each strip's verdict in ok[i] and its
-** bytes at out + its offset, the sum of the wants before it. With `row_bytes`,
-** differencing of 1-byte samples is undone. False when the call failed. */
-static bool device_decode(int count, const uint8_t *const *in, const size_t *n, const size_t *want, size_t row_bytes,
-                          uint8_t *out, bool *ok)
-{
-    size_t *tab = calloc(4 * (size_t)count, sizeof *tab), bytes = 0, out_bytes = 0;
-    size_t *in_off = tab, *ns = tab + count, *out_off = ns + count, *wants = out_off + count;
-    for (int i = 0; i < count; i++) {
-        in_off[i] = bytes;
-        ns[i] = n[i];
-        out_off[i] = out_bytes;
-        wants[i] = want[i];
-        bytes += (n[i] + 4 + 3) / 4 * 4;
-        out_bytes += want[i];
-    }
-    uint8_t *all = calloc(bytes ? bytes : 1, 1);
-    for (int i = 0; i < count; i++)
-        memcpy(all + in_off[i], in[i], n[i]);
-    db_lzw_strips job = {.count = count, .in = all, .in_bytes = bytes, .in_off = in_off, .n = ns, .out_off = out_off,
-                         .want = wants, .out_bytes = out_bytes, .row_bytes = row_bytes, .stride = 1};
-    bool done = db_lzw_device_decode(&job, out, ok);
-    free(all);
-    free(tab);
-    return done;
-}
-
-/* One strip on the device: whether it decoded it. */
-static bool device_one(const uint8_t *in, size_t n, size_t want, size_t row_bytes, uint8_t *out)
-{
-    bool ok = false;
-    return device_decode(1, &in, &n, &want, row_bytes, out, &ok) && ok;
-}
-
 /* libtiff-encoded strips of every pattern and many lengths. */
 static void test_encoded(void)
 {
@@ -201,12 +161,6 @@ static void test_encoded(void)
                 if (!differenced) /* the decoder alone: the strip's bytes are the pixels */
                     CHECK(raw && lzw(raw, raw_n, n, out) && !memcmp(out, v, n),
                           "%s %dx%d: the decoder does not give the encoded bytes", pattern_names[p], w, h);
-                if (gpu && raw) { /* every strip libtiff writes decodes on the device, differences undone there */
-                    memset(out, 0, n);
-                    CHECK(device_one(raw, raw_n, n, differenced ? (size_t)w : 0, out) && !memcmp(out, v, n),
-                          "%s %dx%d%s: the device does not give the encoded bytes", pattern_names[p], w, h,
-                          differenced ? " differenced" : "");
-                }
                 /* The reader, from the file and from memory. */
                 db_image *img = db_image_read(path);
                 CHECK(same_rows(img, v, w, h), "%s %dx%d%s: %s", pattern_names[p], w, h,
@@ -290,21 +244,6 @@ static void both(const struct stream *s, size_t want, uint8_t *ours, bool *ours_
                  && libtiff_decode(path, theirs, want);
 }
 
-/* The device's verdict on `n` bytes of a stream is the host decoder's, and
-** so are the bytes it decodes. */
-static void device_agrees(const uint8_t *in, size_t n, size_t want, const char *what)
-{
-    if (!gpu)
-        return;
-    uint8_t *host = malloc(want), *dev = malloc(want);
-    bool host_ok = lzw(in, n, want, host), dev_ok = device_one(in, n, want, 0, dev);
-    CHECK(dev_ok == host_ok && (!dev_ok || !memcmp(dev, host, want)), "%s: the device %s, the host %s", what,
-          dev_ok ? (host_ok ? "decodes other bytes" : "decodes it") : "does not decode it",
-          host_ok ? "does" : "does not");
-    free(host);
-    free(dev);
-}
-
 static void test_made(void)
 {
     static struct stream s;
@@ -315,7 +254,6 @@ static void test_made(void)
     start(&s);
     put(&s, 256), put(&s, 'a'), put(&s, 258), put(&s, 259), put(&s, 257), finish(&s);
     both(&s, 6, ours, &ok, theirs, &lib_ok);
-    device_agrees(s.bytes, s.n, 6, "the entry being made");
     CHECK(ok && lib_ok && !memcmp(ours, "aaaaaa", 6) && !memcmp(theirs, "aaaaaa", 6),
           "the entry being made: docbin %d, libtiff %d", ok, lib_ok);
 
@@ -327,7 +265,6 @@ static void test_made(void)
         put(&s, (unsigned)(i * 7) % 256);
     put(&s, 257), finish(&s);
     both(&s, 3000, ours, &ok, theirs, &lib_ok);
-    device_agrees(s.bytes, s.n, 3000, "3000 literals");
     bool literal = ok;
     for (int i = 0; i < 3000 && literal; i++)
         literal = ours[i] == (uint8_t)(i * 7);
@@ -337,94 +274,39 @@ static void test_made(void)
     start(&s);
     put(&s, 256), put(&s, 'x'), put(&s, 'y'), put(&s, 258), finish(&s);
     both(&s, 4, ours, &ok, theirs, &lib_ok);
-    device_agrees(s.bytes, s.n, 4, "no end code");
     CHECK(ok && !memcmp(ours, "xyxy", 4), "a stream without its end code is not decoded");
 
     /* Left to libtiff: */
     start(&s); /* a code past the table */
     put(&s, 256), put(&s, 'a'), put(&s, 300), put(&s, 257), finish(&s);
     CHECK(!lzw(s.bytes, s.n, 3, ours), "an undefined code is decoded");
-    device_agrees(s.bytes, s.n, 3, "an undefined code");
     start(&s); /* the end code before the block is full */
     put(&s, 256), put(&s, 'a'), put(&s, 257), finish(&s);
     CHECK(!lzw(s.bytes, s.n, 2, ours), "a short stream is decoded");
     CHECK(!lzw(s.bytes, 1, 2, ours) && !lzw(s.bytes, 0, 2, ours), "a cut stream is decoded");
-    device_agrees(s.bytes, s.n, 2, "the end code early");
-    device_agrees(s.bytes, 1, 2, "a cut stream");
-    device_agrees(s.bytes, 0, 2, "no stream");
     start(&s); /* no leading clear */
     s.next = 258;
     put(&s, 'a'), put(&s, 'b'), put(&s, 257), finish(&s);
     CHECK(!lzw(s.bytes, s.n, 2, ours), "a stream without its leading clear code is decoded");
-    device_agrees(s.bytes, s.n, 2, "no leading clear code");
     start(&s); /* the table full and no clear code */
     put(&s, 256);
     for (int i = 0; i < 4000; i++)
         put(&s, (unsigned)i % 256);
     finish(&s);
     CHECK(!lzw(s.bytes, s.n, 4000, ours), "a table past 4096 entries is decoded");
-    device_agrees(s.bytes, s.n, 4000, "a full table");
-    device_agrees(s.bytes, s.n, 3838, "a full table, the block filled before it overflows");
     static const uint8_t old_style[] = {0x00, 0x01, 0x80, 0x40};
     CHECK(!lzw(old_style, sizeof old_style, 2, ours), "the old bit order is decoded");
-    device_agrees(old_style, sizeof old_style, 2, "the old bit order");
-
-    /* More segments than the device keeps slots for (one for every 64 bytes
-    ** of a strip, and 4): the device leaves the strip to the host, and the
-    ** reader still gives its pixels. */
-    start(&s);
-    put(&s, 256);
-    for (int i = 0; i < 200; i++)
-        put(&s, 'z'), put(&s, 256);
-    put(&s, 257), finish(&s);
-    CHECK(lzw(s.bytes, s.n, 200, ours) && ours[0] == 'z' && ours[199] == 'z', "200 clear codes are not decoded");
-    if (gpu)
-        CHECK(!device_one(s.bytes, s.n, 200, 0, ours), "200 segments in %zu bytes decode on the device", s.n);
-    char path[512];
-    path_of(path, sizeof path, "clears.tif");
-    CHECK(write_tiff(path, s.bytes, s.n, 200, 1, true, PREDICTOR_NONE), "cannot write clears.tif");
-    db_image *img = db_image_read(path);
-    CHECK(img && img->width == 200 && img->data[0] == 'z' && img->data[199] == 'z', "clears.tif: %s",
-          img ? "other pixels" : db_error_message());
-    db_image_free(img);
 
     /* Through the reader, the damaged strip's error is libtiff's. */
     start(&s);
     put(&s, 256), put(&s, 'a'), put(&s, 300), put(&s, 257), finish(&s);
+    char path[512];
     path_of(path, sizeof path, "damaged.tif");
     CHECK(write_tiff(path, s.bytes, s.n, 3, 1, true, PREDICTOR_NONE), "cannot write damaged.tif");
-    img = db_image_read(path);
+    db_image *img = db_image_read(path);
     CHECK(!img && strstr(db_error_message(), "damaged.tif") && strstr(db_error_message(), "(libtiff: "),
           "a damaged LZW strip: %s", img ? "read" : db_error_message());
     db_image_free(img);
-}
-
-/* Random streams of test_random_streams as the strips of one device call:
-** each decoded where the host decoded it, to the same bytes. */
-static uint8_t batch_in[40][1 << 16], batch_out[40 * 6000];
-static size_t batch_n[40], batch_want[40];
-static bool batch_host[40];
-
-static void device_batch(uint8_t (*in)[1 << 16], const size_t *n, const size_t *want, const bool *host,
-                         const uint8_t *host_out)
-{
-    static uint8_t out[40 * 6000];
-    const uint8_t *ins[40];
-    bool ok[40];
-    for (int i = 0; i < 40; i++)
-        ins[i] = in[i];
-    if (!device_decode(40, ins, n, want, 0, out, ok)) {
-        CHECK(0, "random streams: the device call failed");
-        return;
-    }
-    size_t at = 0;
-    for (int i = 0; i < 40; i++) {
-        CHECK(ok[i] == host[i] && (!ok[i] || !memcmp(out + at, host_out + i * 6000, want[i])),
-              "random stream %d of a call: the device %s, the host %s", i,
-              ok[i] ? (host[i] ? "decodes other bytes" : "decodes it") : "does not decode it",
-              host[i] ? "does" : "does not");
-        at += want[i];
-    }
 }
 
 /* Random streams: codes up to the next entry, now and then one past it, a
@@ -462,16 +344,6 @@ static void test_random_streams(void)
         size_t n = test_random(&rng) % 50 ? s.n : test_random(&rng) % (s.n + 1);
         size_t want = 1 + test_random(&rng) % (size_t)(2 * codes < 6000 ? 2 * codes : 6000);
         bool ok = lzw(s.bytes, n, want, ours), lib_ok = false;
-        if (gpu) { /* 40 streams a call, as strips of one page */
-            int k = round % 40;
-            memcpy(batch_in[k], s.bytes, n);
-            batch_n[k] = n;
-            batch_want[k] = want;
-            batch_host[k] = ok;
-            memcpy(batch_out + k * 6000, ours, want);
-            if (k == 39)
-                device_batch(batch_in, batch_n, batch_want, batch_host, batch_out);
-        }
         if (ok) {
             char path[512];
             path_of(path, sizeof path, "random.tif");
@@ -504,22 +376,6 @@ int main(void)
     test_encoded();
     test_made();
     test_random_streams();
-    /* Again with the gpu role's device decoding (the reader's strips too). */
-    db_context *ctx = NULL;
-    db_device *dev = NULL;
-    setenv("DOCBIN_LZW", "device", 1);
-    if (db_context_open(NULL, NULL, &ctx) == DB_OK && (dev = db_context_device(ctx, DB_ROLE_GPU)) &&
-        db_lzw_device_bind(dev) == DB_OK && db_lzw_offload) {
-        gpu = dev;
-        test_encoded();
-        test_made();
-        test_random_streams();
-        gpu = NULL;
-    } else {
-        printf("note: no gpu role device (%s): the device's decoder is not checked\n", db_error_message());
-    }
-    db_context_close(ctx);
-    CHECK(!db_lzw_offload, "the decoder stays bound after its device closed");
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
