@@ -320,10 +320,11 @@ static void pick_host(void *const *ptrs, const void *argp)
     slot[H_PICK] = (cl_uint)pick_c(slot, (db_howe_search)a->search, a->pixels);
 }
 
-/* The GPU chain: push-relabel at every c, warm, each cut into bit i of `words`. */
-static db_status chain_gpu(db_stage_run *run, db_pr_cut *pr, int *begun, const db_howe_graph *g, cl_mem words)
+/* The GPU chain on a grid of rows x cols: push-relabel at every c, warm,
+** each cut into bit i of `words`. */
+static db_status chain_gpu_grid(db_stage_run *run, db_pr_cut *pr, int *begun, int rows, int cols,
+                                const db_howe_graph *g, cl_mem words)
 {
-    int rows = db_stage_height(run) - 1, cols = db_stage_width(run) - 1;
     db_status st = *begun ? db_pr_cut_restart(pr, g->source, g->sink)
                           : db_pr_cut_begin(pr, run, rows, cols, g->source, g->sink, g->right, g->down,
                                             (db_relabel)db_stage_job(run)->params[DB_HOWE_RELABEL]);
@@ -339,14 +340,21 @@ static db_status chain_gpu(db_stage_run *run, db_pr_cut *pr, int *begun, const d
     return st;
 }
 
-/* Counts of chain slot `s`, and on the gpu role its choice (a read of the
-** counts, the rule on the host); the cpu role's choice is host code in queue
-** order, so that nothing waits. Then the kept image into the item. */
-static db_status count_and_keep(db_stage_run *run, cl_mem words, cl_mem truth, int s, db_howe_search search)
+/* The GPU chain of the page's graph. */
+static db_status chain_gpu(db_stage_run *run, db_pr_cut *pr, int *begun, const db_howe_graph *g, cl_mem words)
+{
+    return chain_gpu_grid(run, pr, begun, db_stage_height(run) - 1, db_stage_width(run) - 1, g, words);
+}
+
+/* Counts of slot `s` of chain item `item`, and on the gpu role its choice (a
+** read of the counts, the rule on the host); the cpu role's choice is host
+** code in queue order, so that nothing waits. Then the kept image into the
+** item. */
+static db_status count_and_keep(db_stage_run *run, cl_mem words, cl_mem truth, int s, db_howe_search search,
+                                cl_mem item)
 {
     int gpu = db_stage_device(run)->role == DB_ROLE_GPU;
     cl_int width = db_stage_width(run), height = db_stage_height(run), slot = s;
-    cl_mem item = db_stage_out(run, 0);
     size_t px = pixels(width, height);
     cl_kernel counts = db_stage_kernel(run, "howe_tune.cl", "tune_counts");
     cl_kernel extract = db_stage_kernel(run, "howe_tune.cl", "tune_extract");
@@ -420,7 +428,7 @@ static db_status chains(db_stage_run *run, int stage)
         if (st == DB_OK && probe && probe->history[j])
             st = db_stage_read(run, words, 0, nodes * sizeof(cl_ulong), probe->history[j]);
         if (st == DB_OK)
-            st = count_and_keep(run, words, truth, s, search);
+            st = count_and_keep(run, words, truth, s, search, item);
     }
     return st;
 }
@@ -428,6 +436,73 @@ static db_status chains(db_stage_run *run, int stage)
 static db_status chain_a(db_stage_run *run) { return chains(run, 0); }
 static db_status chain_b(db_stage_run *run) { return chains(run, 1); }
 static db_status chain_c(db_stage_run *run) { return chains(run, 2); }
+
+/* The three chains on one GPU at once: their graphs stacked in one grid, each
+** below the one before with no link between them, and cut warm at every c as
+** one graph. A solve's launches then serve all three chains (a chain is a few
+** thousand launches of little work each, on a page of DIBCO's size), and each
+** chain's labels are those of its own cuts: no flow crosses between the parts,
+** and labels are canonical. */
+static db_status chains_stacked(db_stage_run *run)
+{
+    const db_job *job = db_stage_job(run);
+    db_howe_search search = (db_howe_search)job->params[P_SEARCH];
+    int w = db_stage_width(run), h = db_stage_height(run), rows = h - 1, cols = w - 1;
+    size_t px = pixels(w, h), nodes = (size_t)rows * (size_t)cols, links = nodes * sizeof(cl_int);
+    db_status st = db_howe_check_size(run);
+    for (int j = 0; j < CHAIN_STAGES && st == DB_OK; j++)
+        st = clear_words(run, db_stage_out(run, j), (cl_int)(HEADER_BYTES / sizeof(cl_uint)));
+    if (st != DB_OK)
+        return st;
+    db_howe_graph g, all = {
+        .source = db_stage_scratch(run, CHAIN_STAGES * links), .sink = db_stage_scratch(run, CHAIN_STAGES * links),
+        .right = db_stage_scratch(run, CHAIN_STAGES * links), .down = db_stage_scratch(run, CHAIN_STAGES * links),
+    };
+    cl_mem words = db_stage_scratch(run, CHAIN_STAGES * nodes * sizeof(cl_ulong));
+    cl_mem own = db_stage_scratch(run, nodes * sizeof(cl_ulong));
+    if (!all.source || !all.sink || !all.right || !all.down || !words || !own)
+        return db_error_status();
+    if ((st = db_howe_graph_alloc(run, &g)) != DB_OK ||
+        (st = clear_words(run, all.down, (cl_int)(CHAIN_STAGES * nodes))) != DB_OK)
+        return st;
+    /* Part j is threshold j's graph; its last row keeps no link down. */
+    for (int j = 0; j < CHAIN_STAGES && st == DB_OK; j++) {
+        cl_ulong at = (cl_ulong)j * links;
+        st = db_howe_graph_build(run, &g, db_stage_in(run, 0), db_stage_in(run, 1), db_stage_in(run, 2),
+                                 (cl_ulong)j * px, db_howe_link(0));
+        if (st == DB_OK)
+            st = db_howe_copy(run, g.source, 0, all.source, at, links);
+        if (st == DB_OK)
+            st = db_howe_copy(run, g.sink, 0, all.sink, at, links);
+        if (st == DB_OK)
+            st = db_howe_copy(run, g.right, 0, all.right, at, links);
+        if (st == DB_OK)
+            st = db_howe_copy(run, g.down, 0, all.down, at, links - (cl_ulong)cols * sizeof(cl_int));
+    }
+    db_pr_cut pr;
+    int begun = 0;
+    if (st == DB_OK)
+        st = chain_gpu_grid(run, &pr, &begun, CHAIN_STAGES * rows, cols, &all, words);
+    db_howe_probe *probe = db_howe_probe_current();
+    for (int j = 0; j < CHAIN_STAGES && st == DB_OK; j++) {
+        cl_mem item = db_stage_out(run, j);
+        st = db_howe_copy(run, words, (cl_ulong)j * nodes * sizeof(cl_ulong), own, 0, nodes * sizeof(cl_ulong));
+        if (st == DB_OK)
+            st = set_word(run, item, H_CUTS, DB_HOWE_LINKS);
+        if (st == DB_OK && probe && probe->history[j])
+            st = db_stage_read(run, own, 0, nodes * sizeof(cl_ulong), probe->history[j]);
+        if (st == DB_OK)
+            st = count_and_keep(run, own, NULL, 0, search, item);
+    }
+    return st;
+}
+
+/* Where the three chains run at once: all on one GPU, one threshold each (Alg3). */
+static bool one_chain_each(const db_job *job)
+{
+    const double *thi;
+    return thresholds(job, &thi) == CHAIN_STAGES;
+}
 
 /* ---- select: the threshold rule ---- */
 
@@ -555,6 +630,15 @@ static const db_stage stages[] = {
      .sources = {"howe_tune.cl"}},
 };
 
+static const db_fusion chains_fusion = {
+    .first = 2, /* chain-a */
+    .count = CHAIN_STAGES,
+    .stage = {.name = "chains", .doc = "the three chains of Alg3 stacked in one graph, cut at once",
+              .in = DB_PORTS(GRAY, LAP2, EDGES), .out = DB_PORTS(CHAIN_A, CHAIN_B, CHAIN_C),
+              .impl = {[DB_ROLE_GPU] = chains_stacked}, .sources = {"howe_graph.cl", "pushrelabel.cl", "howe_tune.cl"}},
+    .applies = one_chain_each,
+};
+
 static const char *const search_names[DB_HOWE_SEARCHES] = {
     [DB_HOWE_ALG3] = "alg3", [DB_HOWE_SEARCH_C] = "c", [DB_HOWE_ALG2] = "alg2", [DB_HOWE_GRID] = "grid"};
 
@@ -601,6 +685,7 @@ const db_algo db_algo_howe_auto = {
     .output = BINARY,
     .stages = stages,
     .n_stages = DB_LEN(stages),
+    .fusion = &chains_fusion,
     .params = params,
     .n_params = DB_LEN(params),
     .report_fields = report,

@@ -307,6 +307,7 @@ THRESHOLD_IMPL(wolf, WOLF)
     };                                                                                                           \
     static const db_fusion id##_fusion = {                                                                       \
         .first = 1,                                                                                              \
+        .count = 2,                                                                                              \
         .stage = {.name = "stats+threshold", .doc = "window sums and threshold in one pass (no sums item)",     \
                   .in = DB_PORTS(GRAY), .out = DB_PORTS(BINARY), .impl = {id##_fused, id##_fused},               \
                   .sources = {"local_threshold.cl"}},                                                             \

@@ -13,7 +13,7 @@
 #include "runtime/sched.h"
 #include "runtime/util.h"
 
-#define MAX_SCRATCH 16
+#define MAX_SCRATCH 24 /* scratch buffers and constants a stage may allocate, each */
 
 /* One stage's view of a run, handed to its implementation. */
 struct db_stage_run {
@@ -382,12 +382,13 @@ const db_stage *db_run_step(const db_algo *algo, const db_map *map, const db_job
 {
     const db_fusion *f = algo->fusion;
     *last = s;
-    if (f && f->first == s && s + 1 < map->n && map->role[s] == map->role[s + 1] && f->stage.impl[map->role[s]] &&
-        (!f->applies || f->applies(job))) {
-        *last = s + 1;
-        return &f->stage;
-    }
-    return &algo->stages[s];
+    if (!f || f->first != s || s + f->count > map->n || !f->stage.impl[map->role[s]] || (f->applies && !f->applies(job)))
+        return &algo->stages[s];
+    for (int i = s + 1; i < s + f->count; i++)
+        if (map->role[i] != map->role[s])
+            return &algo->stages[s];
+    *last = s + f->count - 1;
+    return &f->stage;
 }
 
 /* Checks that the page's data items fit each device they go to, before any is

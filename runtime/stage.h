@@ -119,12 +119,13 @@ typedef struct db_stage {
     const char *sources[DB_MAX_SOURCES];
 } db_stage;
 
-/* Two consecutive stages that one implementation runs at once where a map
-** puts both on one role and the fused stage has an implementation there: the
+/* Consecutive stages that one implementation runs at once where a map puts
+** them all on one role and the fused stage has an implementation there: an
 ** item between them is then never made (the local methods' 16 bytes of window
-** sums a pixel). Maps that split the pair run the two stages as declared. */
+** sums a pixel), or their work shares launches (howe-auto's three chains).
+** Maps that split them run the stages as declared. */
 typedef struct db_fusion {
-    int first;                          /* stages first and first + 1 */
+    int first, count;                   /* stages first .. first + count - 1 */
     db_stage stage;                     /* ports: the pair's inputs less the item between, the second's outputs */
     bool (*applies)(const struct db_job *job); /* NULL: wherever the roles agree */
 } db_fusion;
