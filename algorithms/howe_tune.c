@@ -18,6 +18,7 @@
 ** cpu role (so that a CPU chain never blocks the thread that enqueues the
 ** others), after reading the counts back on the gpu role.
 */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -386,15 +387,14 @@ static db_status count_and_keep(db_stage_run *run, cl_mem words, cl_mem truth, i
     return st == DB_OK ? db_stage_launch(run, extract, 2, grid, db_howe_local(run)) : st;
 }
 
-/* The chains of stage `stage`, one after another on the stage's device. */
-static db_status chains(db_stage_run *run, int stage)
+/* The chains of stage `stage`, one after another on the stage's device, into `item`. */
+static db_status chains(db_stage_run *run, int stage, cl_mem item)
 {
     const db_job *job = db_stage_job(run);
     db_howe_search search = (db_howe_search)job->params[P_SEARCH];
     db_howe_probe *probe = db_howe_probe_current();
     int gpu = db_stage_device(run)->role == DB_ROLE_GPU;
     int w = db_stage_width(run), h = db_stage_height(run), slots = stage_slots(job, stage);
-    cl_mem item = db_stage_out(run, 0);
     db_status st = db_howe_check_size(run);
     if (st == DB_OK && search == DB_HOWE_GRID && !(probe && probe->truth))
         st = db_fail(DB_ERR_USAGE, "the grid search scores its cuts against a ground truth and runs only through "
@@ -433,9 +433,9 @@ static db_status chains(db_stage_run *run, int stage)
     return st;
 }
 
-static db_status chain_a(db_stage_run *run) { return chains(run, 0); }
-static db_status chain_b(db_stage_run *run) { return chains(run, 1); }
-static db_status chain_c(db_stage_run *run) { return chains(run, 2); }
+static db_status chain_a(db_stage_run *run) { return chains(run, 0, db_stage_out(run, 0)); }
+static db_status chain_b(db_stage_run *run) { return chains(run, 1, db_stage_out(run, 0)); }
+static db_status chain_c(db_stage_run *run) { return chains(run, 2, db_stage_out(run, 0)); }
 
 /* The three chains on one GPU at once: their graphs stacked in one grid, each
 ** below the one before with no link between them, and cut warm at every c as
@@ -450,6 +450,11 @@ static db_status chains_stacked(db_stage_run *run)
     int w = db_stage_width(run), h = db_stage_height(run), rows = h - 1, cols = w - 1;
     size_t px = pixels(w, h), nodes = (size_t)rows * (size_t)cols, links = nodes * sizeof(cl_int);
     db_status st = db_howe_check_size(run);
+    if (st == DB_OK && CHAIN_STAGES * nodes > INT_MAX) { /* the cut counts nodes in int: one after another */
+        for (int j = 0; j < CHAIN_STAGES && st == DB_OK; j++)
+            st = chains(run, j, db_stage_out(run, j));
+        return st;
+    }
     for (int j = 0; j < CHAIN_STAGES && st == DB_OK; j++)
         st = clear_words(run, db_stage_out(run, j), (cl_int)(HEADER_BYTES / sizeof(cl_uint)));
     if (st != DB_OK)
