@@ -382,7 +382,8 @@ const db_stage *db_run_step(const db_algo *algo, const db_map *map, const db_job
 {
     const db_fusion *f = algo->fusion;
     *last = s;
-    if (!f || f->first != s || s + f->count > map->n || !f->stage.impl[map->role[s]] || (f->applies && !f->applies(job)))
+    if (!f || f->first != s || s + f->count > map->n || !f->stage.impl[map->role[s]] ||
+        (f->applies && !f->applies(job)))
         return &algo->stages[s];
     for (int i = s + 1; i < s + f->count; i++)
         if (map->role[i] != map->role[s])

@@ -34,8 +34,9 @@ db_status db_run_bitmap(db_context *ctx, const db_algo *algo, const db_map *map,
 db_status db_prepare(db_context *ctx, const db_algo *algo, const db_map *map, const db_job *job);
 
 /* The stage that runs at stage index `s` under `map` and `job`: the fused
-** stage where the algorithm's fusion applies there (then *last is its last
-** stage), else stage s (*last = s). db_run and everything that predicts a run use it. */
+** stage where the algorithm's fusion applies there (then *last is the last
+** stage it stands for), else stage s (*last = s). db_run and everything that
+** predicts a run use it. */
 const db_stage *db_run_step(const db_algo *algo, const db_map *map, const db_job *job, int s, int *last);
 
 /* The bytes of `item` for an image of width x height x channels under `job`:

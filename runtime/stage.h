@@ -126,7 +126,7 @@ typedef struct db_stage {
 ** Maps that split them run the stages as declared. */
 typedef struct db_fusion {
     int first, count;                   /* stages first .. first + count - 1 */
-    db_stage stage;                     /* ports: the pair's inputs less the item between, the second's outputs */
+    db_stage stage;                     /* ports: what the stages read from before them, what later ones read */
     bool (*applies)(const struct db_job *job); /* NULL: wherever the roles agree */
 } db_fusion;
 
