@@ -18,7 +18,6 @@
 ** cpu role (so that a CPU chain never blocks the thread that enqueues the
 ** others), after reading the counts back on the gpu role.
 */
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +33,11 @@ enum { IMAGE, GRAY, LAP2, EDGES, CHAIN_A, CHAIN_B, CHAIN_C, BINARY, REPORT, N_IT
 ** j / CHAIN_STAGES of that stage's item. */
 #define CHAIN_STAGES 3
 #define MAX_SLOTS ((DB_HOWE_MAX_CHAINS + CHAIN_STAGES - 1) / CHAIN_STAGES)
+
+/* Nodes of the stacked chains at most (chains_stacked): Alg3 on an A4 page at
+** 300 dpi, Alg2 on pages of a third of that; beyond, the chains take turns,
+** each in the memory of one (the cut also counts its nodes in int). */
+#define STACKED_NODES ((size_t)32 << 20)
 
 /* The header of a chain item (cl/howe_tune.cl): SLOT_WORDS uint32 per slot. */
 enum { SLOT_WORDS = 128, H_PICK = 0, H_CUTS = 1, H_TRUTH = 2, H_DIFF = 3, H_INK = 35, H_HIT = 68 };
@@ -437,41 +441,49 @@ static db_status chain_a(db_stage_run *run) { return chains(run, 0, db_stage_out
 static db_status chain_b(db_stage_run *run) { return chains(run, 1, db_stage_out(run, 0)); }
 static db_status chain_c(db_stage_run *run) { return chains(run, 2, db_stage_out(run, 0)); }
 
-/* The three chains on one GPU at once: their graphs stacked in one grid, each
-** below the one before with no link between them, and cut warm at every c as
-** one graph. A solve's launches then serve all three chains (a chain is a few
-** thousand launches of little work each, on a page of DIBCO's size), and each
-** chain's labels are those of its own cuts: no flow crosses between the parts,
-** and labels are canonical. */
+/* Every chain of the search on one GPU at once: their graphs stacked in one
+** grid, each below the one before with no link between them, and cut warm at
+** every c as one graph. A solve's launches then serve every chain (a chain is
+** a few thousand launches of little work each, on a page of DIBCO's size),
+** and each chain's labels are those of its own cuts: no flow crosses between
+** the parts, and labels are canonical. Chain j's counts and kept image go
+** where its stage would put them: item j % CHAIN_STAGES, slot j / CHAIN_STAGES. */
 static db_status chains_stacked(db_stage_run *run)
 {
     const db_job *job = db_stage_job(run);
     db_howe_search search = (db_howe_search)job->params[P_SEARCH];
+    db_howe_probe *probe = db_howe_probe_current();
+    const double *thi;
+    int n = thresholds(job, &thi);
     int w = db_stage_width(run), h = db_stage_height(run), rows = h - 1, cols = w - 1;
     size_t px = pixels(w, h), nodes = (size_t)rows * (size_t)cols, links = nodes * sizeof(cl_int);
     db_status st = db_howe_check_size(run);
-    if (st == DB_OK && CHAIN_STAGES * nodes > INT_MAX) { /* the cut counts nodes in int: one after another */
+    if (st == DB_OK && (size_t)n * nodes > STACKED_NODES) { /* too large to stack: one chain after another */
         for (int j = 0; j < CHAIN_STAGES && st == DB_OK; j++)
             st = chains(run, j, db_stage_out(run, j));
         return st;
     }
+    if (st == DB_OK && search == DB_HOWE_GRID && !(probe && probe->truth))
+        st = db_fail(DB_ERR_USAGE, "the grid search scores its cuts against a ground truth and runs only through "
+                     "db_howe_grid (docbin-bench --train-howe)");
     for (int j = 0; j < CHAIN_STAGES && st == DB_OK; j++)
         st = clear_words(run, db_stage_out(run, j), (cl_int)(HEADER_BYTES / sizeof(cl_uint)));
     if (st != DB_OK)
         return st;
     db_howe_graph g, all = {
-        .source = db_stage_scratch(run, CHAIN_STAGES * links), .sink = db_stage_scratch(run, CHAIN_STAGES * links),
-        .right = db_stage_scratch(run, CHAIN_STAGES * links), .down = db_stage_scratch(run, CHAIN_STAGES * links),
+        .source = db_stage_scratch(run, (size_t)n * links), .sink = db_stage_scratch(run, (size_t)n * links),
+        .right = db_stage_scratch(run, (size_t)n * links), .down = db_stage_scratch(run, (size_t)n * links),
     };
-    cl_mem words = db_stage_scratch(run, CHAIN_STAGES * nodes * sizeof(cl_ulong));
+    cl_mem words = db_stage_scratch(run, (size_t)n * nodes * sizeof(cl_ulong));
     cl_mem own = db_stage_scratch(run, nodes * sizeof(cl_ulong));
-    if (!all.source || !all.sink || !all.right || !all.down || !words || !own)
+    cl_mem truth = search == DB_HOWE_GRID ? db_stage_constant(run, probe->truth, px) : NULL;
+    if (!all.source || !all.sink || !all.right || !all.down || !words || !own || (search == DB_HOWE_GRID && !truth))
         return db_error_status();
     if ((st = db_howe_graph_alloc(run, &g)) != DB_OK ||
-        (st = clear_words(run, all.down, (cl_int)(CHAIN_STAGES * nodes))) != DB_OK)
+        (st = clear_words(run, all.down, (cl_int)((size_t)n * nodes))) != DB_OK)
         return st;
     /* Part j is threshold j's graph; its last row keeps no link down. */
-    for (int j = 0; j < CHAIN_STAGES && st == DB_OK; j++) {
+    for (int j = 0; j < n && st == DB_OK; j++) {
         cl_ulong at = (cl_ulong)j * links;
         st = db_howe_graph_build(run, &g, db_stage_in(run, 0), db_stage_in(run, 1), db_stage_in(run, 2),
                                  (cl_ulong)j * px, db_howe_link(0));
@@ -487,26 +499,19 @@ static db_status chains_stacked(db_stage_run *run)
     db_pr_cut pr;
     int begun = 0;
     if (st == DB_OK)
-        st = chain_gpu_grid(run, &pr, &begun, CHAIN_STAGES * rows, cols, &all, words);
-    db_howe_probe *probe = db_howe_probe_current();
-    for (int j = 0; j < CHAIN_STAGES && st == DB_OK; j++) {
-        cl_mem item = db_stage_out(run, j);
+        st = chain_gpu_grid(run, &pr, &begun, n * rows, cols, &all, words);
+    for (int j = 0; j < n && st == DB_OK; j++) {
+        cl_mem item = db_stage_out(run, j % CHAIN_STAGES);
+        int slot = j / CHAIN_STAGES;
         st = db_howe_copy(run, words, (cl_ulong)j * nodes * sizeof(cl_ulong), own, 0, nodes * sizeof(cl_ulong));
         if (st == DB_OK)
-            st = set_word(run, item, H_CUTS, DB_HOWE_LINKS);
+            st = set_word(run, item, slot * SLOT_WORDS + H_CUTS, DB_HOWE_LINKS);
         if (st == DB_OK && probe && probe->history[j])
             st = db_stage_read(run, own, 0, nodes * sizeof(cl_ulong), probe->history[j]);
         if (st == DB_OK)
-            st = count_and_keep(run, own, NULL, 0, search, item);
+            st = count_and_keep(run, own, truth, slot, search, item);
     }
     return st;
-}
-
-/* Where the three chains run at once: all on one GPU, one threshold each (Alg3). */
-static bool one_chain_each(const db_job *job)
-{
-    const double *thi;
-    return thresholds(job, &thi) == CHAIN_STAGES;
 }
 
 /* ---- select: the threshold rule ---- */
@@ -638,10 +643,9 @@ static const db_stage stages[] = {
 static const db_fusion chains_fusion = {
     .first = 2, /* chain-a */
     .count = CHAIN_STAGES,
-    .stage = {.name = "chains", .doc = "the three chains of Alg3 stacked in one graph, cut at once",
+    .stage = {.name = "chains", .doc = "every chain of the search stacked in one graph, cut at once",
               .in = DB_PORTS(GRAY, LAP2, EDGES), .out = DB_PORTS(CHAIN_A, CHAIN_B, CHAIN_C),
               .impl = {[DB_ROLE_GPU] = chains_stacked}, .sources = {"howe_graph.cl", "pushrelabel.cl", "howe_tune.cl"}},
-    .applies = one_chain_each,
 };
 
 static const char *const search_names[DB_HOWE_SEARCHES] = {
@@ -708,6 +712,7 @@ const db_algo db_algo_howe_grid = {
     .output = BINARY,
     .stages = stages,
     .n_stages = DB_LEN(stages),
+    .fusion = &chains_fusion,
     .params = grid_params,
     .n_params = DB_LEN(grid_params),
     .report_fields = report,

@@ -2,7 +2,8 @@
 """A warm chain of 33 cuts against 33 cold cuts, per role (howe-auto's chains, docs/howe.md).
 
 For every page: `howe-auto --param search=c --param thi=THI --map M --profile` (one chain
-of 33 warm cuts on chain-a's role, with its counting and drawing passes) against the sum
+of 33 warm cuts on chain-a's role, with its counting and drawing passes: the `chain-a` row,
+or on the all-gpu map the `chains` row, the stacked stage with its one chain) against the sum
 over the 33 values of c of howe's graphcut stage at that thi (a cold cut each, graph
 building included), both as the median of --repeat runs 2..N. M is all-cpu
 (Boykov-Kolmogorov) or all-gpu (push-relabel on the gpu role's device). Prints a markdown
@@ -48,7 +49,7 @@ def main():
         role, page = item.split(':', 1)
         rep = ['--repeat', str(args.repeat)]
         warm = stage_ms(profile(run, ['--algo', 'howe-auto', '--map', role, '--param', 'search=c', '--param',
-                                      f'thi={args.thi}', page] + rep), 'chain-a')
+                                      f'thi={args.thi}', page] + rep), 'chains' if role == 'gpu' else 'chain-a')
         cold = 0.0
         for i in range(33):
             c = 20 * 2 ** (i / 4)
