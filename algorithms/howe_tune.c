@@ -391,19 +391,24 @@ static db_status count_and_keep(db_stage_run *run, cl_mem words, cl_mem truth, i
     return st == DB_OK ? db_stage_launch(run, extract, 2, grid, db_howe_local(run)) : st;
 }
 
-/* The chains of stage `stage`, one after another on the stage's device, into `item`. */
-static db_status chains(db_stage_run *run, int stage, cl_mem item)
+/* The chains of stages first .. first + count - 1, one after another on the
+** run's device, stage k's into the run's output k - first; they share their
+** buffers and, on the gpu role, one cut. */
+static db_status chains(db_stage_run *run, int first, int count)
 {
     const db_job *job = db_stage_job(run);
     db_howe_search search = (db_howe_search)job->params[P_SEARCH];
     db_howe_probe *probe = db_howe_probe_current();
     int gpu = db_stage_device(run)->role == DB_ROLE_GPU;
-    int w = db_stage_width(run), h = db_stage_height(run), slots = stage_slots(job, stage);
+    int w = db_stage_width(run), h = db_stage_height(run);
     db_status st = db_howe_check_size(run);
     if (st == DB_OK && search == DB_HOWE_GRID && !(probe && probe->truth))
         st = db_fail(DB_ERR_USAGE, "the grid search scores its cuts against a ground truth and runs only through "
                      "db_howe_grid (docbin-bench --train-howe)");
-    if (st != DB_OK || (st = clear_words(run, item, (cl_int)(HEADER_BYTES / sizeof(cl_uint)))) != DB_OK || !slots)
+    for (int k = 0; k < count && st == DB_OK; k++)
+        st = clear_words(run, db_stage_out(run, k), (cl_int)(HEADER_BYTES / sizeof(cl_uint)));
+    const double *thi;
+    if (st != DB_OK || thresholds(job, &thi) <= first)
         return st;
     size_t px = pixels(w, h), nodes = (size_t)(w - 1) * (size_t)(h - 1);
     db_howe_graph g;
@@ -415,31 +420,34 @@ static db_status chains(db_stage_run *run, int stage, cl_mem item)
         return st;
     db_pr_cut pr;
     int begun = 0;
-    for (int s = 0; s < slots && st == DB_OK; s++) {
-        int j = stage + CHAIN_STAGES * s;
-        if ((st = db_howe_graph_build(run, &g, db_stage_in(run, 0), db_stage_in(run, 1), db_stage_in(run, 2),
-                                      (cl_ulong)j * px, db_howe_link(0))) != DB_OK)
-            break;
-        if (gpu) {
-            st = chain_gpu(run, &pr, &begun, &g, words);
+    for (int stage = first; stage < first + count && st == DB_OK; stage++) {
+        cl_mem item = db_stage_out(run, stage - first);
+        for (int s = 0; s < stage_slots(job, stage) && st == DB_OK; s++) {
+            int j = stage + CHAIN_STAGES * s;
+            if ((st = db_howe_graph_build(run, &g, db_stage_in(run, 0), db_stage_in(run, 1), db_stage_in(run, 2),
+                                          (cl_ulong)j * px, db_howe_link(0))) != DB_OK)
+                break;
+            if (gpu) {
+                st = chain_gpu(run, &pr, &begun, &g, words);
+                if (st == DB_OK)
+                    st = set_word(run, item, s * SLOT_WORDS + H_CUTS, DB_HOWE_LINKS);
+            } else {
+                struct chain_arg a = {h - 1, w - 1, s};
+                cl_mem mems[6] = {g.source, g.sink, g.right, g.down, words, item};
+                st = db_stage_host(run, "chain_boykov_kolmogorov", chain_host, &a, sizeof a, mems, 6);
+            }
+            if (st == DB_OK && probe && probe->history[j])
+                st = db_stage_read(run, words, 0, nodes * sizeof(cl_ulong), probe->history[j]);
             if (st == DB_OK)
-                st = set_word(run, item, s * SLOT_WORDS + H_CUTS, DB_HOWE_LINKS);
-        } else {
-            struct chain_arg a = {h - 1, w - 1, s};
-            cl_mem mems[6] = {g.source, g.sink, g.right, g.down, words, item};
-            st = db_stage_host(run, "chain_boykov_kolmogorov", chain_host, &a, sizeof a, mems, 6);
+                st = count_and_keep(run, words, truth, s, search, item);
         }
-        if (st == DB_OK && probe && probe->history[j])
-            st = db_stage_read(run, words, 0, nodes * sizeof(cl_ulong), probe->history[j]);
-        if (st == DB_OK)
-            st = count_and_keep(run, words, truth, s, search, item);
     }
     return st;
 }
 
-static db_status chain_a(db_stage_run *run) { return chains(run, 0, db_stage_out(run, 0)); }
-static db_status chain_b(db_stage_run *run) { return chains(run, 1, db_stage_out(run, 0)); }
-static db_status chain_c(db_stage_run *run) { return chains(run, 2, db_stage_out(run, 0)); }
+static db_status chain_a(db_stage_run *run) { return chains(run, 0, 1); }
+static db_status chain_b(db_stage_run *run) { return chains(run, 1, 1); }
+static db_status chain_c(db_stage_run *run) { return chains(run, 2, 1); }
 
 /* Every chain of the search on one GPU at once: their graphs stacked in one
 ** grid, each below the one before with no link between them, and cut warm at
@@ -458,11 +466,8 @@ static db_status chains_stacked(db_stage_run *run)
     int w = db_stage_width(run), h = db_stage_height(run), rows = h - 1, cols = w - 1;
     size_t px = pixels(w, h), nodes = (size_t)rows * (size_t)cols, links = nodes * sizeof(cl_int);
     db_status st = db_howe_check_size(run);
-    if (st == DB_OK && (size_t)n * nodes > STACKED_NODES) { /* too large to stack: one chain after another */
-        for (int j = 0; j < CHAIN_STAGES && st == DB_OK; j++)
-            st = chains(run, j, db_stage_out(run, j));
-        return st;
-    }
+    if (st == DB_OK && (size_t)n * nodes > STACKED_NODES) /* too large to stack: one chain after another */
+        return chains(run, 0, CHAIN_STAGES);
     if (st == DB_OK && search == DB_HOWE_GRID && !(probe && probe->truth))
         st = db_fail(DB_ERR_USAGE, "the grid search scores its cuts against a ground truth and runs only through "
                      "db_howe_grid (docbin-bench --train-howe)");
