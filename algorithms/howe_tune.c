@@ -391,6 +391,26 @@ static db_status count_and_keep(db_stage_run *run, cl_mem words, cl_mem truth, i
     return st == DB_OK ? db_stage_launch(run, extract, 2, grid, db_howe_local(run)) : st;
 }
 
+/* What every stage of chains begins with: the page's size checked, the
+** headers of the run's first `count` outputs cleared, and for the grid search
+** its ground truth on the device (*truth, else NULL). */
+static db_status chains_begin(db_stage_run *run, int count, cl_mem *truth)
+{
+    db_howe_probe *probe = db_howe_probe_current();
+    *truth = NULL;
+    db_status st = db_howe_check_size(run);
+    if (st == DB_OK && db_stage_job(run)->params[P_SEARCH] == DB_HOWE_GRID) {
+        if (!(probe && probe->truth))
+            return db_fail(DB_ERR_USAGE, "the grid search scores its cuts against a ground truth and runs only "
+                           "through db_howe_grid (docbin-bench --train-howe)");
+        if (!(*truth = db_stage_constant(run, probe->truth, pixels(db_stage_width(run), db_stage_height(run)))))
+            return db_error_status();
+    }
+    for (int k = 0; k < count && st == DB_OK; k++)
+        st = clear_words(run, db_stage_out(run, k), (cl_int)(HEADER_BYTES / sizeof(cl_uint)));
+    return st;
+}
+
 /* The chains of stages first .. first + count - 1, one after another on the
 ** run's device, stage k's into the run's output k - first; they share their
 ** buffers and, on the gpu role, one cut. */
@@ -401,20 +421,15 @@ static db_status chains(db_stage_run *run, int first, int count)
     db_howe_probe *probe = db_howe_probe_current();
     int gpu = db_stage_device(run)->role == DB_ROLE_GPU;
     int w = db_stage_width(run), h = db_stage_height(run);
-    db_status st = db_howe_check_size(run);
-    if (st == DB_OK && search == DB_HOWE_GRID && !(probe && probe->truth))
-        st = db_fail(DB_ERR_USAGE, "the grid search scores its cuts against a ground truth and runs only through "
-                     "db_howe_grid (docbin-bench --train-howe)");
-    for (int k = 0; k < count && st == DB_OK; k++)
-        st = clear_words(run, db_stage_out(run, k), (cl_int)(HEADER_BYTES / sizeof(cl_uint)));
     const double *thi;
+    cl_mem truth;
+    db_status st = chains_begin(run, count, &truth);
     if (st != DB_OK || thresholds(job, &thi) <= first)
         return st;
     size_t px = pixels(w, h), nodes = (size_t)(w - 1) * (size_t)(h - 1);
     db_howe_graph g;
     cl_mem words = db_stage_scratch(run, nodes * sizeof(cl_ulong));
-    cl_mem truth = search == DB_HOWE_GRID ? db_stage_constant(run, probe->truth, px) : NULL;
-    if (!words || (search == DB_HOWE_GRID && !truth))
+    if (!words)
         return db_error_status();
     if ((st = db_howe_graph_alloc(run, &g)) != DB_OK)
         return st;
@@ -464,25 +479,21 @@ static db_status chains_stacked(db_stage_run *run)
     const double *thi;
     int n = thresholds(job, &thi);
     int w = db_stage_width(run), h = db_stage_height(run), rows = h - 1, cols = w - 1;
-    size_t px = pixels(w, h), nodes = (size_t)rows * (size_t)cols, links = nodes * sizeof(cl_int);
-    db_status st = db_howe_check_size(run);
-    if (st == DB_OK && (size_t)n * nodes > STACKED_NODES) /* too large to stack: one chain after another */
+    size_t nodes = (size_t)rows * (size_t)cols, links = nodes * sizeof(cl_int);
+    if ((size_t)n * nodes > STACKED_NODES) /* too large to stack: one chain after another */
         return chains(run, 0, CHAIN_STAGES);
-    if (st == DB_OK && search == DB_HOWE_GRID && !(probe && probe->truth))
-        st = db_fail(DB_ERR_USAGE, "the grid search scores its cuts against a ground truth and runs only through "
-                     "db_howe_grid (docbin-bench --train-howe)");
-    for (int j = 0; j < CHAIN_STAGES && st == DB_OK; j++)
-        st = clear_words(run, db_stage_out(run, j), (cl_int)(HEADER_BYTES / sizeof(cl_uint)));
+    cl_mem truth;
+    db_status st = chains_begin(run, CHAIN_STAGES, &truth);
     if (st != DB_OK)
         return st;
+    size_t px = pixels(w, h);
     db_howe_graph g, all = {
         .source = db_stage_scratch(run, (size_t)n * links), .sink = db_stage_scratch(run, (size_t)n * links),
         .right = db_stage_scratch(run, (size_t)n * links), .down = db_stage_scratch(run, (size_t)n * links),
     };
     cl_mem words = db_stage_scratch(run, (size_t)n * nodes * sizeof(cl_ulong));
     cl_mem own = db_stage_scratch(run, nodes * sizeof(cl_ulong));
-    cl_mem truth = search == DB_HOWE_GRID ? db_stage_constant(run, probe->truth, px) : NULL;
-    if (!all.source || !all.sink || !all.right || !all.down || !words || !own || (search == DB_HOWE_GRID && !truth))
+    if (!all.source || !all.sink || !all.right || !all.down || !words || !own)
         return db_error_status();
     if ((st = db_howe_graph_alloc(run, &g)) != DB_OK ||
         (st = clear_words(run, all.down, (cl_int)((size_t)n * nodes))) != DB_OK)
