@@ -48,6 +48,14 @@ static cl_int cycles_per_launch(const db_pr_cut *pr)
 ** and 32 rounds cut an A4 page in 24% less time than 16x16 tiles and 64
 ** rounds (bench/results/howe-h100.md). */
 #define TILE_ROUNDS 32
+/* The first interval between searches in a solve that follows a raise of the
+** links (a warm solve), in iterations: four push launches of tiles. Such a
+** solve starts from exact heights and the flow of the cut before, so it has
+** little flow left to move, and a search after every launch, as a cold solve
+** wants, costs more than it saves: on an H100 howe-auto's chains took 7% less
+** time per DIBCO page (median) than with the cold interval
+** (bench/results/kernels-h100.md). */
+#define WARM_INTERVAL (4 * TILE_ROUNDS)
 /* The search blocks of the TILES kernels (BFS_W, BFS_H, BFS_ITEMS in
 ** cl/pushrelabel.cl: the work-group size pr_block_bfs requires), and their
 ** relaxation rounds per launch. A launch lasts as long as its slowest block,
@@ -242,6 +250,7 @@ db_status db_pr_cut_restart(db_pr_cut *pr, cl_mem source, cl_mem sink)
     if (st == DB_OK)
         st = launch(pr, init, (size_t)pr->n);
     pr->exact = 0;
+    pr->warm = 0;
     if (st == DB_OK)
         st = pr->strategy == DB_RELABEL_NONE ? fill(pr, pr->height, pr->n, 0) : global_relabel(pr);
     return st;
@@ -298,7 +307,8 @@ db_status db_pr_cut_solve(db_pr_cut *pr)
     int tiles = pr->kernels == DB_PR_TILES;
     /* `fixed` relabels after every ROUND iterations: tiles run ROUND rounds a launch then. */
     cl_int rounds = !tiles ? cycles_per_launch(pr) : pr->strategy == DB_RELABEL_FIXED ? ROUND : TILE_ROUNDS;
-    long start = pr->iterations, interval = ROUND, next_relabel = pr->iterations + interval;
+    long start = pr->iterations, interval = tiles && pr->warm ? WARM_INTERVAL : ROUND;
+    long next_relabel = pr->iterations + interval;
     /* `fixed` reads after every launch. */
     int batch = 1, max_batch = pr->strategy == DB_RELABEL_FIXED ? 1 : MAX_BATCH;
     cl_int previous = -1;
@@ -359,6 +369,7 @@ db_status db_pr_cut_raise_links(db_pr_cut *pr, cl_int delta)
     ** sink again: start from exact distances (docs/howe.md, "Warm chains"). */
     if (st == DB_OK && delta > 0)
         st = global_relabel(pr);
+    pr->warm = 1;
     return st;
 }
 

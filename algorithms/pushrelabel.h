@@ -17,7 +17,8 @@
 /* How often exact heights are recomputed by a search from the sink (the names
 ** of Westphal et al. 2018): never during the run, once before the first push,
 ** every 8 push/relabel iterations, or at intervals doubling from 8 (with the
-** TILES kernels also as soon as the number of active nodes stops falling).
+** TILES kernels from 128 in a solve after a raise, and also as soon as the
+** number of active nodes stops falling).
 ** A search also runs whenever no node looks active, to prove it, and the last
 ** search of the cut always runs, so the choice changes speed, never the cut. */
 typedef enum db_relabel {
@@ -64,6 +65,7 @@ typedef struct db_pr_cut {
     cl_mem incoming;                    /* TILES: pushes over tile borders not yet added (zero between solves) */
     cl_mem wake, bfs_wake;              /* TILES: per tile / search block, the last launch that must run it */
     cl_mem bfs_changed;                 /* TILES: 1 + the index of the last search launch that lowered a height */
+    int warm;                           /* the links were raised since the last restart: solves are warm */
     int exact;                          /* heights are exact distances (a global relabel ran since the last change) */
     long iterations;                    /* push/relabel iterations so far, over every solve */
     long relabels;                      /* global relabels so far */
