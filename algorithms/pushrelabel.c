@@ -23,12 +23,11 @@ const char *const db_pr_kernels_names[DB_PR_KERNELS_COUNT] = {"global", "tiles"}
 ** drains the queue (tens of microseconds on a discrete GPU), while a launch
 ** past convergence finds nothing to do and costs a few. */
 #define MAX_BATCH 8
-/* The blocks' searches run in batches of 4 launches, and the host reads the
-** flag of one batch while the next runs: the device does not wait for the
-** host between batches, and when a batch proves convergence the one after it
-** costs little, each of its launches reading one int per block, all blocks
-** being asleep. */
-#define BFS_BATCH 4
+/* The blocks' searches start with 4 launches (on DIBCO pages most searches
+** take 7 to 63) and grow their batches further: a launch past convergence
+** there only reads one int per block, all blocks being asleep. */
+#define FIRST_BFS_BATCH 4
+#define MAX_BFS_BATCH 32
 
 static cl_int cycles_per_launch(const db_pr_cut *pr)
 {
@@ -105,81 +104,55 @@ static db_status fill(db_pr_cut *pr, cl_mem buf, cl_int count, cl_int value)
     return st == DB_OK ? launch(pr, pr->fill, (size_t)count) : st;
 }
 
-/* Enqueues a batch of BFS_BATCH launches of pr_block_bfs; *last is the stamp of its last. */
-static db_status block_batch(db_pr_cut *pr, cl_kernel k, cl_int sweeps, cl_int *last)
-{
-    db_status st = DB_OK;
-    for (int b = 0; b < BFS_BATCH && st == DB_OK; b++) {
-        *last = pr->bfs_launches++;
-        st = db_stage_args(pr->run, k, 9, sizeof pr->res, &pr->res, sizeof pr->rows, &pr->rows, sizeof pr->cols,
-                           &pr->cols, sizeof pr->hmax, &pr->hmax, sizeof sweeps, &sweeps, sizeof pr->height,
-                           &pr->height, sizeof pr->bfs_changed, &pr->bfs_changed, sizeof pr->bfs_wake, &pr->bfs_wake,
-                           sizeof *last, last);
-        st = st == DB_OK ? launch_blocks(pr, k) : st;
-    }
-    return st;
-}
-
-/* The blocks' searches until a launch lowers nothing. The flag holds the stamp
-** of the last launch that lowered a height, plus one; the host reads it after
-** each batch, in one of two slots, while the next batch runs. */
-static db_status block_searches(db_pr_cut *pr, cl_kernel k, cl_int sweeps)
-{
-    db_stage_run *run = pr->run;
-    cl_int last[2], flag = 0;
-    int slot = 0;
-    /* Every block runs the first launch. */
-    db_status st = fill(pr, pr->bfs_wake, pr->blocks, pr->bfs_launches);
-    if (st == DB_OK && (st = block_batch(pr, k, sweeps, &last[0])) == DB_OK)
-        st = db_stage_peek_start(run, 0, pr->bfs_changed, 0, sizeof flag);
-    while (st == DB_OK) {
-        if ((st = block_batch(pr, k, sweeps, &last[slot ^ 1])) != DB_OK ||
-            (st = db_stage_peek_start(run, slot ^ 1, pr->bfs_changed, 0, sizeof flag)) != DB_OK ||
-            (st = db_stage_peek_end(run, slot, &flag, sizeof flag)) != DB_OK)
-            break;
-        if (flag != last[slot] + 1)
-            break;
-        slot ^= 1;
-    }
-    return st;
-}
-
-/* The sweeps over all nodes until a launch lowers nothing: batches growing
-** 1, 2, 4 .. MAX_BATCH, the counter cleared before the last launch of each, so
-** that the read after it says whether that launch changed anything. */
-static db_status global_searches(db_pr_cut *pr, cl_kernel k, cl_int sweeps)
-{
-    db_stage_run *run = pr->run;
-    db_status st = db_stage_args(run, k, 6, sizeof pr->res, &pr->res, sizeof pr->rows, &pr->rows, sizeof pr->cols,
-                                 &pr->cols, sizeof sweeps, &sweeps, sizeof pr->height, &pr->height,
-                                 sizeof pr->counter, &pr->counter);
-    for (cl_int changed = 1, batch = 1; st == DB_OK && changed; batch = batch < MAX_BATCH ? 2 * batch : batch) {
-        for (cl_int b = 0; b < batch && st == DB_OK; b++) {
-            if (b == batch - 1)
-                st = fill(pr, pr->counter, 1, 0);
-            st = st == DB_OK ? launch(pr, k, (size_t)pr->n) : st;
-        }
-        if (st == DB_OK)
-            st = db_stage_read(run, pr->counter, 0, sizeof changed, &changed);
-    }
-    return st;
-}
-
 /* Exact distances to the sink (a breadth-first search over reverse residual
-** arcs, done as relaxation), from heights reset to 1 next to the sink and hmax
-** elsewhere. With TILES, the incoming slots must be empty (folded by
-** settle()), or the search would miss residual arcs. */
+** arcs, done as relaxation): launches of SWEEPS rounds (or of block-local
+** rounds) in growing batches, a read of the "changed" flag after each batch,
+** until a launch changes nothing. With TILES, the incoming slots must be
+** empty (folded by settle()), or the search would miss residual arcs. */
 static db_status global_relabel(db_pr_cut *pr)
 {
     db_stage_run *run = pr->run;
     int tiles = pr->kernels == DB_PR_TILES;
+    cl_int sweeps = tiles ? BFS_ROUNDS : cycles_per_launch(pr) == 1 ? 1 : SWEEPS;
+    cl_kernel k = tiles ? pr->block_bfs : pr->bfs_sweeps;
+    cl_int max_batch = tiles ? MAX_BFS_BATCH : MAX_BATCH;
     db_status st = db_stage_args(run, pr->bfs_init, 4, sizeof pr->rt, &pr->rt, sizeof pr->n, &pr->n,
                                  sizeof pr->hmax, &pr->hmax, sizeof pr->height, &pr->height);
     if (st == DB_OK)
         st = launch(pr, pr->bfs_init, (size_t)pr->n);
-    if (st == DB_OK)
-        st = tiles ? block_searches(pr, pr->block_bfs, BFS_ROUNDS)
-                   : global_searches(pr, pr->bfs_sweeps, cycles_per_launch(pr) == 1 ? 1 : SWEEPS);
+    /* Every block runs the first launch. */
+    if (st == DB_OK && tiles)
+        st = fill(pr, pr->bfs_wake, pr->blocks, pr->bfs_launches);
+    else if (st == DB_OK)
+        st = db_stage_args(run, k, 6, sizeof pr->res, &pr->res, sizeof pr->rows, &pr->rows, sizeof pr->cols,
+                           &pr->cols, sizeof sweeps, &sweeps, sizeof pr->height, &pr->height, sizeof pr->counter,
+                           &pr->counter);
+    /* The non-tile counter is cleared before the last launch of a batch only,
+    ** so it says whether that launch changed anything; the blocks' flag holds
+    ** the stamp of the last launch that changed something, plus one. */
+    cl_int batch = tiles ? FIRST_BFS_BATCH : 1;
+    for (cl_int changed = 1; st == DB_OK && changed; batch = batch < max_batch ? 2 * batch : batch) {
+        cl_int stamp = 0;
+        for (cl_int b = 0; b < batch && st == DB_OK; b++) {
+            if (tiles) {
+                stamp = pr->bfs_launches++;
+                st = db_stage_args(run, k, 9, sizeof pr->res, &pr->res, sizeof pr->rows, &pr->rows, sizeof pr->cols,
+                                   &pr->cols, sizeof pr->hmax, &pr->hmax, sizeof sweeps, &sweeps, sizeof pr->height,
+                                   &pr->height, sizeof pr->bfs_changed, &pr->bfs_changed, sizeof pr->bfs_wake,
+                                   &pr->bfs_wake, sizeof stamp, &stamp);
+                st = st == DB_OK ? launch_blocks(pr, k) : st;
+            } else {
+                if (b == batch - 1)
+                    st = fill(pr, pr->counter, 1, 0);
+                st = st == DB_OK ? launch(pr, k, (size_t)pr->n) : st;
+            }
+        }
+        cl_mem flag = tiles ? pr->bfs_changed : pr->counter;
+        if (st != DB_OK || (st = db_stage_read(run, flag, 0, sizeof changed, &changed)) != DB_OK)
+            return st;
+        if (tiles)
+            changed = changed == stamp + 1;
+    }
     /* New heights: every tile may have work. */
     if (st == DB_OK && tiles)
         st = fill(pr, pr->wake, pr->tiles, pr->launches);

@@ -33,8 +33,6 @@ struct db_stage_run {
     int n_scratch;
     cl_mem constants[MAX_SCRATCH];
     int n_const;
-    db_host_block *peeks;                 /* host memory of the reads in flight, DB_PEEK_BYTES a slot */
-    cl_event peek_done[DB_PEEK_SLOTS];
 };
 
 db_device *db_stage_device(db_stage_run *run) { return run->dev; }
@@ -138,56 +136,6 @@ db_status db_stage_read(db_stage_run *run, cl_mem mem, size_t offset, size_t byt
     char what[96];
     snprintf(what, sizeof what, "stage %s: reading back its state", run->stage->name);
     return db_cl_check(err, what, run->dev);
-}
-
-/* Waits for the read in flight on `slot`, if any. */
-static db_status peek_wait(db_stage_run *run, int slot)
-{
-    cl_event ev = run->peek_done[slot];
-    if (!ev)
-        return DB_OK;
-    run->peek_done[slot] = NULL;
-    cl_int status = CL_COMPLETE;
-    cl_int err = clWaitForEvents(1, &ev);
-    if (err == CL_SUCCESS)
-        err = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
-    clReleaseEvent(ev);
-    char what[96];
-    snprintf(what, sizeof what, "stage %s: reading back its state", run->stage->name);
-    return db_cl_check(err != CL_SUCCESS ? err : status < 0 ? status : CL_SUCCESS, what, run->dev);
-}
-
-db_status db_stage_peek_start(db_stage_run *run, int slot, cl_mem mem, size_t offset, size_t bytes)
-{
-    if (slot < 0 || slot >= DB_PEEK_SLOTS || bytes > DB_PEEK_BYTES)
-        return db_fail(DB_ERR_USAGE, "stage %s: a read of %zu bytes into slot %d (at most %d bytes, slots 0 to %d)",
-                       run->stage->name, bytes, slot, DB_PEEK_BYTES, DB_PEEK_SLOTS - 1);
-    db_status st = peek_wait(run, slot);
-    if (st != DB_OK)
-        return st;
-    /* Host memory the driver has pinned lets the copy run without the host. */
-    if (!run->peeks && !(run->peeks = db_host_take(DB_PEEK_SLOTS * DB_PEEK_BYTES)))
-        return db_fail(DB_ERR_NOMEM, "out of memory for the reads of stage %s", run->stage->name);
-    const cl_event *wl;
-    cl_uint nw = wait_list(run, &wl);
-    char *dst = (char *)run->peeks->ptr + (size_t)slot * DB_PEEK_BYTES;
-    cl_int err = clEnqueueReadBuffer(run->dev->compute, mem, CL_FALSE, offset, bytes, dst, nw, wl,
-                                     &run->peek_done[slot]);
-    if (err == CL_SUCCESS)
-        err = clFlush(run->dev->compute);
-    char what[96];
-    snprintf(what, sizeof what, "stage %s: reading back its state", run->stage->name);
-    return db_cl_check(err, what, run->dev);
-}
-
-db_status db_stage_peek_end(db_stage_run *run, int slot, void *dst, size_t bytes)
-{
-    if (slot < 0 || slot >= DB_PEEK_SLOTS || bytes > DB_PEEK_BYTES || !run->peeks)
-        return db_fail(DB_ERR_USAGE, "stage %s: no read was started in slot %d", run->stage->name, slot);
-    db_status st = peek_wait(run, slot);
-    if (st == DB_OK)
-        memcpy(dst, (char *)run->peeks->ptr + (size_t)slot * DB_PEEK_BYTES, bytes);
-    return st;
 }
 
 #define HOST_MAX_MEMS 8
@@ -409,11 +357,6 @@ static void release_run(db_stage_run *run)
     if (run->last)
         clReleaseEvent(run->last);
     run->last = NULL;
-    for (int i = 0; i < DB_PEEK_SLOTS; i++)
-        peek_wait(run, i);
-    if (run->peeks)
-        db_host_give(run->peeks->ptr);
-    run->peeks = NULL;
 }
 
 /* Checks the map before anything is allocated: length, devices, implementations. */

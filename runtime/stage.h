@@ -209,17 +209,6 @@ db_status db_stage_args(db_stage_run *run, cl_kernel k, int n, ...);
 ** it blocks the scheduling thread, so read a few bytes, rarely. */
 db_status db_stage_read(db_stage_run *run, cl_mem mem, size_t offset, size_t bytes, void *dst);
 
-/* A read that the host collects later, while the device goes on with what the
-** stage enqueues after it: a loop can enqueue its next batch of launches before
-** it learns whether the last batch converged. db_stage_peek_start enqueues a
-** read of `bytes` (at most DB_PEEK_BYTES) of `mem` at `offset` into one of
-** DB_PEEK_SLOTS slots, in the stage's order (a read still in flight there is
-** waited for first); db_stage_peek_end waits for it and copies it into `dst`.
-** A read left uncollected is waited for when the run ends. */
-enum { DB_PEEK_SLOTS = 4, DB_PEEK_BYTES = 64 };
-db_status db_stage_peek_start(db_stage_run *run, int slot, cl_mem mem, size_t offset, size_t bytes);
-db_status db_stage_peek_end(db_stage_run *run, int slot, void *dst, size_t bytes);
-
 /* Enqueues a write of `bytes` from `src` into `mem` at `offset`, in the stage's
 ** order. `src` must stay valid until the run ends: it is for tables the
 ** library keeps (a cached threshold array), not for the caller's stack. */
