@@ -156,10 +156,8 @@ static db_status global_relabel(db_pr_cut *pr)
     /* New heights: every tile may have work. */
     if (st == DB_OK && tiles)
         st = fill(pr, pr->wake, pr->tiles, pr->launches);
-    if (st == DB_OK) {
+    if (st == DB_OK)
         pr->exact = 1;
-        pr->relabels++;
-    }
     return st;
 }
 

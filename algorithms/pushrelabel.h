@@ -68,7 +68,6 @@ typedef struct db_pr_cut {
     int warm;                           /* the links were raised since the last restart: solves are warm */
     int exact;                          /* heights are exact distances (a global relabel ran since the last change) */
     long iterations;                    /* push/relabel iterations so far, over every solve */
-    long relabels;                      /* global relabels so far */
     cl_int launches;                    /* push launches so far (TILES: their index and parity) */
     cl_int bfs_launches;                /* TILES: search launches so far (their index) */
     cl_kernel fill, bfs_init, bfs_sweeps, cycles, count, raise, tile_push, tile_settle, block_bfs;

@@ -771,14 +771,6 @@ static const struct {
     double per_inch;
 } units[] = {{"px", DB_UNIT_PX, 0}, {"in", DB_UNIT_IN, 1}, {"mm", DB_UNIT_MM, 25.4}, {"cm", DB_UNIT_CM, 2.54}};
 
-bool db_job_has_units(const db_algo *algo, const db_job *job)
-{
-    for (int i = 0; i < algo->n_params; i++)
-        if (job->unit[i] != DB_UNIT_PX)
-            return true;
-    return false;
-}
-
 /* The allowed value of `p` nearest `px`: an odd integer for windows, the
 ** nearest choice (the smaller on a tie), within [min, max]. */
 static double nearest_allowed(const db_param *p, double px)

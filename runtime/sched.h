@@ -59,9 +59,6 @@ db_status db_job_set_text(const db_algo *algo, db_job *job, const char *setting)
 ** naming the parameter and --dpi. A job with no such length comes back as is. */
 db_status db_job_resolve(const db_algo *algo, const db_job *job, double dpi, db_job *out);
 
-/* Whether the job has a length in a physical unit (it needs each page's dpi). */
-bool db_job_has_units(const db_algo *algo, const db_job *job);
-
 /* Selects a variant by name. */
 db_status db_job_set_variant(const db_algo *algo, db_job *job, const char *name);
 
