@@ -57,19 +57,23 @@ uint8_t *db_lzw_decode(const uint8_t *in, size_t n, uint8_t *work, size_t want)
     uint32_t next = 0, prev_pos = 0, prev_len = 0;
     uint8_t *o = out;
     while (o < end) {
-        if (at + 8 <= n) { /* refill to 56 or more bits, whole bytes at a time */
-            uint64_t w;
-            memcpy(&w, in + at, 8);
-            bits |= __builtin_bswap64(w) >> have;
-            at += (size_t)((63 - have) >> 3);
-            have |= 56;
-        } else {
-            while (have <= 56 && at < n) {
-                bits |= (uint64_t)in[at++] << (56 - have);
-                have += 8;
+        /* A refill leaves 56 bits or more, four codes of the widest (12 bits):
+        ** refill only when the next code may not be whole. */
+        if (have < 12) {
+            if (at + 8 <= n) { /* whole bytes at a time */
+                uint64_t w;
+                memcpy(&w, in + at, 8);
+                bits |= __builtin_bswap64(w) >> have;
+                at += (size_t)((63 - have) >> 3);
+                have |= 56;
+            } else {
+                while (have <= 56 && at < n) {
+                    bits |= (uint64_t)in[at++] << (56 - have);
+                    have += 8;
+                }
+                if (have < width)
+                    return NULL;
             }
-            if (have < width)
-                return NULL;
         }
         uint32_t code = (uint32_t)(bits >> (64 - width));
         bits <<= width;
