@@ -52,9 +52,7 @@ static cl_int cycles_per_launch(const db_pr_cut *pr)
 ** links (a warm solve), in iterations: four push launches of tiles. Such a
 ** solve starts from exact heights and the flow of the cut before, so it has
 ** little flow left to move, and a search after every launch, as a cold solve
-** wants, costs more than it saves: on an H100, howe-auto took 7% less time
-** per DIBCO page (median) than with the cold interval
-** (bench/results/kernels-h100.md). */
+** wants, costs more than it saves. */
 #define WARM_INTERVAL (4 * TILE_ROUNDS)
 /* The search blocks of the TILES kernels (BFS_W, BFS_H, BFS_ITEMS in
 ** cl/pushrelabel.cl: the work-group size pr_block_bfs requires), and their
