@@ -7,7 +7,8 @@
 #            beside bench/peers.py (DoxaPy one thread,
 #            scikit-image, cuCIM on the GPU, OpenCV); HBK on the RGB A4 page; DBS on a
 #            4096x3072 picture; Howe on the DIBCO pages in DIBCO_DIR (default .dev/dibco).
-#   start-up: process start to file for one Sauvola page, beside clinfo -l, 5 times each.
+#   start-up: process start to file for one Sauvola page, beside clinfo -l, 6 times each; the
+#            same with NVIDIA's driver alone, and bench/startup_probe's steps (with --exit too).
 #   batches:  PAGES A4 pages (default 200) as PNG, LZW and uncompressed TIFF, and JPEG (q 90):
 #            --codec-only, Sauvola and Howe with the GPU map into 1-bit PNG or Group 4 TIFF
 #            (each with its steady rate and busy shares, bench/batch_timeline.py --brief), and
@@ -62,14 +63,32 @@ fi
 if part startup; then
 # Start-up: one page through a fresh process, on the GPU and on PoCL alone
 # (which never starts NVIDIA's context), and the PNG decode and encode alone.
-for i in 1 2 3 4 5; do
+# Then what the driver itself costs (bench/startup_probe.c): bare OpenCL and
+# docbin's API step by step, each also ending with _exit() instead of releasing
+# its context (--exit), and clinfo, one page and the probes with the ICD loader
+# given NVIDIA's driver alone (OCL_ICD_VENDORS), so that PoCL is never loaded.
+nvonly=/tmp/docbin-nvidia-only
+mkdir -p $nvonly && cp /etc/OpenCL/vendors/nvidia.icd $nvonly/
+ms() { awk -v a=$1 -v b=$2 'BEGIN { printf "%.1f", (b - a) * 1e3 }'; }
+for i in 1 2 3 4 5 6; do
     t0=$(date +%s.%N); clinfo -l >/dev/null 2>&1; t1=$(date +%s.%N)
     $run --algo sauvola --map gpu $a4 -o /tmp/one.png; t2=$(date +%s.%N)
     $run --list-devices >/dev/null; t3=$(date +%s.%N)
     $run --algo sauvola --map cpu $a4 -o /tmp/one.png; t4=$(date +%s.%N)
-    say "bench startup $(awk -v a=$t0 -v b=$t1 -v c=$t2 -v d=$t3 -v e=$t4 'BEGIN {
-        printf "clinfo_ms=%.1f one_page_ms=%.1f list_devices_ms=%.1f one_page_cpu_ms=%.1f",
-               (b - a) * 1e3, (c - b) * 1e3, (d - c) * 1e3, (e - d) * 1e3 }')"
+    say "bench startup clinfo_ms=$(ms $t0 $t1) one_page_ms=$(ms $t1 $t2) list_devices_ms=$(ms $t2 $t3)" \
+        "one_page_cpu_ms=$(ms $t3 $t4)"
+    t0=$(date +%s.%N); OCL_ICD_VENDORS=$nvonly clinfo -l >/dev/null 2>&1; t1=$(date +%s.%N)
+    OCL_ICD_VENDORS=$nvonly $run --algo sauvola --map gpu $a4 -o /tmp/one.png; t2=$(date +%s.%N)
+    say "bench startup-nvidia-only clinfo_ms=$(ms $t0 $t1) one_page_ms=$(ms $t1 $t2)"
+    for how in "" "--exit"; do
+        for vendors in all nvidia; do
+            env=""; [ $vendors = nvidia ] && env="OCL_ICD_VENDORS=$nvonly"
+            t0=$(date +%s.%N); steps=$(env $env $build/startup_probe opencl $how); t1=$(date +%s.%N)
+            say "bench probe=opencl${how} vendors=$vendors$steps total $(ms $t0 $t1)"
+            t0=$(date +%s.%N); steps=$(env $env $build/startup_probe docbin $a4 $how); t1=$(date +%s.%N)
+            say "bench probe=docbin${how} vendors=$vendors$steps total $(ms $t0 $t1)"
+        done
+    done
 done
 fi
 

@@ -25,7 +25,7 @@ def main():
             peers[line.split()[1]] = f
         elif line.startswith(('png ', 'g4 ', 'lzw ')):
             png[' '.join(line.split()[:2])] = fields(line)
-        elif line.startswith('bench startup'):
+        elif line.startswith('bench startup '):
             startup.append(fields(line))
         elif line.startswith('bench batch='):
             f = fields(line)
