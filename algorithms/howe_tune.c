@@ -325,30 +325,47 @@ static void pick_host(void *const *ptrs, const void *argp)
     slot[H_PICK] = (cl_uint)pick_c(slot, (db_howe_search)a->search, a->pixels);
 }
 
-/* The GPU chain on a grid of rows x cols: push-relabel at every c, warm,
-** each cut into bit i of `words`. */
-static db_status chain_gpu_grid(db_stage_run *run, db_pr_cut *pr, int *begun, int rows, int cols,
-                                const db_howe_graph *g, cl_mem words)
+/* The raises of link capacity of warm chains of `solves` cuts each, for
+** `bands` graphs stacked in bands of rows, band b cutting at c indices
+** (b % parts) * solves .. + solves - 1: entry (s - 1) * bands + b is band b's
+** raise before solve s (db_pr_cut_raise_links). A constant buffer of the run. */
+static cl_mem link_steps(db_stage_run *run, int bands, int parts, int solves)
+{
+    size_t n = (size_t)(solves > 1 ? solves - 1 : 1) * (size_t)bands;
+    cl_int *steps = calloc(n, sizeof *steps);
+    if (!steps) {
+        db_fail(DB_ERR_NOMEM, "out of memory for the steps of a chain");
+        return NULL;
+    }
+    for (int s = 1; s < solves; s++)
+        for (int b = 0; b < bands; b++) {
+            int i = (b % parts) * solves + s;
+            steps[(size_t)(s - 1) * bands + b] = db_howe_link(i) - db_howe_link(i - 1);
+        }
+    cl_mem m = db_stage_constant(run, steps, n * sizeof *steps);
+    free(steps);
+    return m;
+}
+
+/* The GPU chain on a grid of rows x cols, `bands` graphs stacked (each band's
+** first c and raises in `steps`, link_steps): push-relabel at `solves` values
+** of c, warm, each cut into bit s of `words`. */
+static db_status chain_gpu_grid(db_stage_run *run, db_pr_cut *pr, int *begun, int rows, int cols, int bands,
+                                int solves, cl_mem steps, const db_howe_graph *g, cl_mem words)
 {
     db_status st = *begun ? db_pr_cut_restart(pr, g->source, g->sink)
                           : db_pr_cut_begin(pr, run, rows, cols, g->source, g->sink, g->right, g->down,
                                             (db_relabel)db_stage_job(run)->params[DB_HOWE_RELABEL]);
     *begun = st == DB_OK;
-    for (int i = 0; i < DB_HOWE_LINKS && st == DB_OK; i++) {
-        if (i > 0)
-            st = db_pr_cut_raise_links(pr, db_howe_link(i) - db_howe_link(i - 1));
+    for (int s = 0; s < solves && st == DB_OK; s++) {
+        if (s > 0)
+            st = db_pr_cut_raise_links(pr, steps, (s - 1) * bands, rows / bands);
         if (st == DB_OK)
             st = db_pr_cut_solve(pr);
         if (st == DB_OK)
-            st = db_pr_cut_sink_bits(pr, words, i);
+            st = db_pr_cut_sink_bits(pr, words, s);
     }
     return st;
-}
-
-/* The GPU chain of the page's graph. */
-static db_status chain_gpu(db_stage_run *run, db_pr_cut *pr, int *begun, const db_howe_graph *g, cl_mem words)
-{
-    return chain_gpu_grid(run, pr, begun, db_stage_height(run) - 1, db_stage_width(run) - 1, g, words);
 }
 
 /* Counts of slot `s` of chain item `item`, and on the gpu role its choice (a
@@ -433,6 +450,9 @@ static db_status chains(db_stage_run *run, int first, int count)
         return db_error_status();
     if ((st = db_howe_graph_alloc(run, &g)) != DB_OK)
         return st;
+    cl_mem steps = gpu ? link_steps(run, 1, 1, DB_HOWE_LINKS) : NULL;
+    if (gpu && !steps)
+        return db_error_status();
     db_pr_cut pr;
     int begun = 0;
     for (int stage = first; stage < first + count && st == DB_OK; stage++) {
@@ -443,7 +463,7 @@ static db_status chains(db_stage_run *run, int first, int count)
                                           (cl_ulong)j * px, db_howe_link(0))) != DB_OK)
                 break;
             if (gpu) {
-                st = chain_gpu(run, &pr, &begun, &g, words);
+                st = chain_gpu_grid(run, &pr, &begun, h - 1, w - 1, 1, DB_HOWE_LINKS, steps, &g, words);
                 if (st == DB_OK)
                     st = set_word(run, item, s * SLOT_WORDS + H_CUTS, DB_HOWE_LINKS);
             } else {
@@ -464,13 +484,53 @@ static db_status chain_a(db_stage_run *run) { return chains(run, 0, 1); }
 static db_status chain_b(db_stage_run *run) { return chains(run, 1, 1); }
 static db_status chain_c(db_stage_run *run) { return chains(run, 2, 1); }
 
+/* Graphs a chain stacks (chains_stacked): 33 cuts as `parts` cold-started
+** warm chains of 33 / parts, as many as fit beside the other chains' in
+** STACKED_NODES; 0 if not even one graph a chain fits. DOCBIN_HOWE_PARTS
+** (1, 3, 11 or 33) caps the count, for the tests and the bench. */
+static int stack_parts(int chains, size_t nodes)
+{
+    static const int counts[] = {33, 11, 3, 1};
+    const char *env = getenv("DOCBIN_HOWE_PARTS");
+    int cap = env && *env ? atoi(env) : DB_HOWE_LINKS;
+    for (int i = 0; i < DB_LEN(counts); i++)
+        if (counts[i] <= cap && (size_t)chains * (size_t)counts[i] * nodes <= STACKED_NODES)
+            return counts[i];
+    return 0;
+}
+
+/* Chain j's words from its parts' bits (tune_gather): part g's bit s is cut
+** g * solves + s of the chain. */
+static db_status gather(db_stage_run *run, cl_mem words, int j, int parts, int solves, size_t nodes, cl_mem own)
+{
+    cl_kernel k = db_stage_kernel(run, "howe_tune.cl", "tune_gather");
+    if (!k)
+        return db_error_status();
+    cl_ulong n = nodes;
+    cl_int count = solves;
+    const size_t global = nodes, local = 256;
+    db_status st = DB_OK;
+    for (int g = 0; g < parts && st == DB_OK; g++) {
+        cl_ulong offset = (cl_ulong)(j * parts + g) * nodes;
+        cl_int shift = g * solves, first = g == 0;
+        st = db_stage_args(run, k, 7, sizeof words, &words, sizeof offset, &offset, sizeof count, &count,
+                           sizeof shift, &shift, sizeof first, &first, sizeof own, &own, sizeof n, &n);
+        if (st == DB_OK)
+            st = db_stage_launch_any(run, k, 1, &global, &local);
+    }
+    return st;
+}
+
 /* Every chain of the search on one GPU at once: their graphs stacked in one
-** grid, each below the one before with no link between them, and cut warm at
-** every c as one graph. A solve's launches then serve every chain (a chain is
-** a few thousand launches of little work each, on a page of DIBCO's size),
-** and each chain's labels are those of its own cuts: no flow crosses between
-** the parts, and labels are canonical. Chain j's counts and kept image go
-** where its stage would put them: item j % CHAIN_STAGES, slot j / CHAIN_STAGES. */
+** grid, each below the one before with no link between them, and cut warm as
+** one graph. A chain is a few thousand launches of little work each on a page
+** of DIBCO's size, so the solves' launches serve every graph at once; where
+** they fit, each chain's 33 cuts are also split into `parts` shorter warm
+** chains stacked side by side (part g starts cold at c index g * 33 / parts),
+** so that fewer, larger solves make the same cuts. Each graph's labels are
+** those of its own cuts: no flow crosses between the parts, and labels are
+** canonical. Chain j's counts and kept image go where its stage would put
+** them: item j % CHAIN_STAGES, slot j / CHAIN_STAGES. */
 static db_status chains_stacked(db_stage_run *run)
 {
     const db_job *job = db_stage_job(run);
@@ -480,29 +540,32 @@ static db_status chains_stacked(db_stage_run *run)
     int n = thresholds(job, &thi);
     int w = db_stage_width(run), h = db_stage_height(run), rows = h - 1, cols = w - 1;
     size_t nodes = (size_t)rows * (size_t)cols, links = nodes * sizeof(cl_int);
-    if ((size_t)n * nodes > STACKED_NODES) /* too large to stack: one chain after another */
+    int parts = stack_parts(n, nodes);
+    if (!parts) /* too large to stack: one chain after another */
         return chains(run, 0, CHAIN_STAGES);
+    int bands = n * parts, solves = DB_HOWE_LINKS / parts;
     cl_mem truth;
     db_status st = chains_begin(run, CHAIN_STAGES, &truth);
     if (st != DB_OK)
         return st;
     size_t px = pixels(w, h);
     db_howe_graph g, all = {
-        .source = db_stage_scratch(run, (size_t)n * links), .sink = db_stage_scratch(run, (size_t)n * links),
-        .right = db_stage_scratch(run, (size_t)n * links), .down = db_stage_scratch(run, (size_t)n * links),
+        .source = db_stage_scratch(run, (size_t)bands * links), .sink = db_stage_scratch(run, (size_t)bands * links),
+        .right = db_stage_scratch(run, (size_t)bands * links), .down = db_stage_scratch(run, (size_t)bands * links),
     };
-    cl_mem words = db_stage_scratch(run, (size_t)n * nodes * sizeof(cl_ulong));
+    cl_mem words = db_stage_scratch(run, (size_t)bands * nodes * sizeof(cl_ulong));
     cl_mem own = db_stage_scratch(run, nodes * sizeof(cl_ulong));
-    if (!all.source || !all.sink || !all.right || !all.down || !words || !own)
+    cl_mem steps = link_steps(run, bands, parts, solves);
+    if (!all.source || !all.sink || !all.right || !all.down || !words || !own || !steps)
         return db_error_status();
     if ((st = db_howe_graph_alloc(run, &g)) != DB_OK ||
-        (st = clear_words(run, all.down, (cl_int)((size_t)n * nodes))) != DB_OK)
+        (st = clear_words(run, all.down, (cl_int)((size_t)bands * nodes))) != DB_OK)
         return st;
-    /* Part j is threshold j's graph; its last row keeps no link down. */
-    for (int j = 0; j < n && st == DB_OK; j++) {
-        cl_ulong at = (cl_ulong)j * links;
+    /* Band b is threshold b / parts's graph at its part's first c; its last row keeps no link down. */
+    for (int b = 0; b < bands && st == DB_OK; b++) {
+        cl_ulong at = (cl_ulong)b * links;
         st = db_howe_graph_build(run, &g, db_stage_in(run, 0), db_stage_in(run, 1), db_stage_in(run, 2),
-                                 (cl_ulong)j * px, db_howe_link(0));
+                                 (cl_ulong)(b / parts) * px, db_howe_link(b % parts * solves));
         if (st == DB_OK)
             st = db_howe_copy(run, g.source, 0, all.source, at, links);
         if (st == DB_OK)
@@ -515,11 +578,11 @@ static db_status chains_stacked(db_stage_run *run)
     db_pr_cut pr;
     int begun = 0;
     if (st == DB_OK)
-        st = chain_gpu_grid(run, &pr, &begun, n * rows, cols, &all, words);
+        st = chain_gpu_grid(run, &pr, &begun, bands * rows, cols, bands, solves, steps, &all, words);
     for (int j = 0; j < n && st == DB_OK; j++) {
         cl_mem item = db_stage_out(run, j % CHAIN_STAGES);
         int slot = j / CHAIN_STAGES;
-        st = db_howe_copy(run, words, (cl_ulong)j * nodes * sizeof(cl_ulong), own, 0, nodes * sizeof(cl_ulong));
+        st = gather(run, words, j, parts, solves, nodes, own);
         if (st == DB_OK)
             st = set_word(run, item, slot * SLOT_WORDS + H_CUTS, DB_HOWE_LINKS);
         if (st == DB_OK && probe && probe->history[j])

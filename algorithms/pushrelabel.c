@@ -354,16 +354,16 @@ db_status db_pr_cut_solve(db_pr_cut *pr)
     }
 }
 
-db_status db_pr_cut_raise_links(db_pr_cut *pr, cl_int delta)
+db_status db_pr_cut_raise_links(db_pr_cut *pr, cl_mem deltas, cl_int first, cl_int band_rows)
 {
-    db_status st = db_stage_args(pr->run, pr->raise, 6, sizeof pr->right, &pr->right, sizeof pr->down, &pr->down,
-                                 sizeof pr->rows, &pr->rows, sizeof pr->cols, &pr->cols, sizeof delta, &delta,
-                                 sizeof pr->res, &pr->res);
+    db_status st = db_stage_args(pr->run, pr->raise, 8, sizeof pr->right, &pr->right, sizeof pr->down, &pr->down,
+                                 sizeof pr->rows, &pr->rows, sizeof pr->cols, &pr->cols, sizeof deltas, &deltas,
+                                 sizeof first, &first, sizeof band_rows, &band_rows, sizeof pr->res, &pr->res);
     if (st == DB_OK)
         st = launch(pr, pr->raise, (size_t)pr->n);
     /* Opened arcs may leave heights invalid, and nodes at hmax may reach the
     ** sink again: start from exact distances (docs/howe.md, "Warm chains"). */
-    if (st == DB_OK && delta > 0)
+    if (st == DB_OK)
         st = global_relabel(pr);
     pr->warm = 1;
     return st;

@@ -93,9 +93,12 @@ db_status db_pr_cut_restart(db_pr_cut *pr, cl_mem source, cl_mem sink);
 ** the rounds left. After db_pr_cut_raise_links it resumes from the current flow. */
 db_status db_pr_cut_solve(db_pr_cut *pr);
 
-/* Adds `delta` (>= 0) to both arcs of every link of positive capacity: the
-** flow stays feasible, so the next solve is warm (docs/howe.md, "Warm chains"). */
-db_status db_pr_cut_raise_links(db_pr_cut *pr, cl_int delta);
+/* Adds deltas[first + r / band_rows] (each >= 0; `deltas` a device buffer of
+** int32) to both arcs of every link of positive capacity in row r: the flow
+** stays feasible, so the next solve is warm (docs/howe.md, "Warm chains").
+** Bands of rows are graphs stacked with no link between them (one band: all
+** rows). */
+db_status db_pr_cut_raise_links(db_pr_cut *pr, cl_mem deltas, cl_int first, cl_int band_rows);
 
 /* Writes the sink side, rows*cols bytes: 1 for the nodes that can reach the
 ** sink in the residual graph, 0 for the others (one last global relabel makes

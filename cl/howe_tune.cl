@@ -144,6 +144,16 @@ kernel void tune_copy(global const uchar *src, ulong src_offset, global uchar *d
         dst[dst_offset + i] = src[src_offset + i];
 }
 
+/* dst[i] = the low `count` bits of src[offset + i] << shift, or'ed into dst
+** unless `first`: a chain's words from the bits of its stacked parts. */
+kernel void tune_gather(global const ulong *src, ulong offset, int count, int shift, int first, global ulong *dst,
+                        ulong n)
+{
+    ulong i = get_global_id(0);
+    if (i < n)
+        dst[i] = (first ? 0 : dst[i]) | (src[offset + i] & ((1UL << count) - 1)) << shift;
+}
+
 /* The run's report: five int64 values. */
 kernel void tune_report(global long *report, long a, long b, long c, long d, long e)
 {

@@ -51,14 +51,18 @@ kernel void pr_init(global const int *source, global const int *sink, global con
     res[4 * i + N] = r > 0 ? down[i - cols] : 0;
 }
 
-/* Warm start: `delta` more capacity on both arcs of every link that exists. */
-kernel void pr_raise(global const int *right, global const int *down, int rows, int cols, int delta,
-                     global int *res)
+/* Warm start: more capacity on both arcs of every link that exists, by the
+** delta of the link's band of rows: deltas[first + r / band_rows]. Stacked
+** graphs, one a band, have no link between bands, so both arcs of a link take
+** one delta. */
+kernel void pr_raise(global const int *right, global const int *down, int rows, int cols,
+                     global const int *deltas, int first, int band_rows, global int *res)
 {
     int i = get_global_id(0);
     if (i >= rows * cols)
         return;
     int r = i / cols, k = i % cols;
+    int delta = deltas[first + r / band_rows];
     if (k < cols - 1 && right[i] > 0)
         res[4 * i + E] += delta;
     if (r < rows - 1 && down[i] > 0)

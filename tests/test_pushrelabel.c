@@ -50,18 +50,22 @@ static db_status cut(db_stage_run *run)
         right[i] = g_right_mask[i] * table[0];
         down[i] = g_down_mask[i] * table[0];
     }
+    int32_t steps[DB_LEN(table)] = {0};
+    for (int j = 1; j < chain; j++)
+        steps[j - 1] = table[j] - table[j - 1];
     cl_mem src = db_stage_constant(run, g_source, bytes), snk = db_stage_constant(run, g_sink, bytes);
     cl_mem r = db_stage_constant(run, right, bytes), d = db_stage_constant(run, down, bytes);
+    cl_mem deltas = db_stage_constant(run, steps, sizeof steps);
     free(right);
     free(down);
-    if (!src || !snk || !r || !d)
+    if (!src || !snk || !r || !d || !deltas)
         return db_error_status();
     db_pr_cut pr;
     db_status st = db_pr_cut_begin(&pr, run, rows, cols, src, snk, r, d, (db_relabel)job->params[P_STRATEGY]);
     if (st == DB_OK)
         st = db_pr_cut_solve(&pr);
     for (int j = 1; j < chain && st == DB_OK; j++)
-        if ((st = db_pr_cut_raise_links(&pr, table[j] - table[j - 1])) == DB_OK)
+        if ((st = db_pr_cut_raise_links(&pr, deltas, j - 1, rows)) == DB_OK)
             st = db_pr_cut_solve(&pr);
     if (st == DB_OK)
         st = db_pr_cut_sink_side(&pr, db_stage_out(run, 0));
