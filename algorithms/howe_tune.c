@@ -39,6 +39,11 @@ enum { IMAGE, GRAY, LAP2, EDGES, CHAIN_A, CHAIN_B, CHAIN_C, BINARY, REPORT, N_IT
 ** each in the memory of one (the cut also counts its nodes in int). */
 #define STACKED_NODES ((size_t)32 << 20)
 
+/* Nodes up to which a stack of chains is still bound by its solves' count of
+** launches rather than by their work: up to there a chain's 33 cuts are split
+** into 11 or 3 shorter warm chains (chains_stacked). */
+#define SPLIT_NODES ((size_t)24 << 20)
+
 /* The header of a chain item (cl/howe_tune.cl): SLOT_WORDS uint32 per slot. */
 enum { SLOT_WORDS = 128, H_PICK = 0, H_CUTS = 1, H_TRUTH = 2, H_DIFF = 3, H_INK = 35, H_HIT = 68 };
 #define HEADER_BYTES ((size_t)MAX_SLOTS * SLOT_WORDS * sizeof(cl_uint))
@@ -484,19 +489,19 @@ static db_status chain_a(db_stage_run *run) { return chains(run, 0, 1); }
 static db_status chain_b(db_stage_run *run) { return chains(run, 1, 1); }
 static db_status chain_c(db_stage_run *run) { return chains(run, 2, 1); }
 
-/* Graphs a chain stacks (chains_stacked): 33 cuts as `parts` cold-started
-** warm chains of 33 / parts, as many as fit beside the other chains' in
-** STACKED_NODES; 0 if not even one graph a chain fits. DOCBIN_HOWE_PARTS
-** (1, 3, 11 or 33) caps the count, for the tests and the bench. */
+/* Graphs a chain stacks (chains_stacked): its 33 cuts as `parts` warm chains
+** of 33 / parts cuts, 11 or 3 where the stack stays within SPLIT_NODES, else 1
+** where it fits in STACKED_NODES, else 0. DOCBIN_HOWE_PARTS (1, 3 or 11) caps
+** the count, so that the tests can take each path on small pages. */
 static int stack_parts(int chains, size_t nodes)
 {
-    static const int counts[] = {33, 11, 3, 1};
+    static const int counts[] = {11, 3};
     const char *env = getenv("DOCBIN_HOWE_PARTS");
     int cap = env && *env ? atoi(env) : DB_HOWE_LINKS;
     for (int i = 0; i < DB_LEN(counts); i++)
-        if (counts[i] <= cap && (size_t)chains * (size_t)counts[i] * nodes <= STACKED_NODES)
+        if (counts[i] <= cap && (size_t)chains * (size_t)counts[i] * nodes <= SPLIT_NODES)
             return counts[i];
-    return 0;
+    return (size_t)chains * nodes <= STACKED_NODES ? 1 : 0;
 }
 
 /* Chain j's words from its parts' bits (tune_gather): part g's bit s is cut

@@ -282,6 +282,16 @@ static void synthetic(db_context *ctx)
         check_warm(ctx, img, &ref, "cpu", "", what);
         check_warm(ctx, img, &ref, "gpu", "global", what);
         check_warm(ctx, img, &ref, "gpu", "tiles", what);
+        /* The stacked chains split in 3 parts and in none (a page this small takes 11). */
+        static const char *const parts[] = {"3", "1"};
+        for (int p = 0; p < DB_LEN(parts); p++) {
+            char split[96];
+            snprintf(split, sizeof split, "%s, chains in %s part(s)", what, parts[p]);
+            setenv("DOCBIN_HOWE_PARTS", parts[p], 1);
+            check_warm(ctx, img, &ref, "gpu", "tiles", split);
+            check_warm(ctx, img, &ref, "gpu", "global", split);
+        }
+        unsetenv("DOCBIN_HOWE_PARTS");
         for (int i = 0; i < db_map_count(algo); i++) {
             db_map map;
             db_map_nth(algo, i, &map);
