@@ -489,19 +489,30 @@ static db_status chain_a(db_stage_run *run) { return chains(run, 0, 1); }
 static db_status chain_b(db_stage_run *run) { return chains(run, 1, 1); }
 static db_status chain_c(db_stage_run *run) { return chains(run, 2, 1); }
 
-/* Graphs a chain stacks (chains_stacked): its 33 cuts as `parts` warm chains
-** of 33 / parts cuts, 11 or 3 where the stack stays within SPLIT_NODES, else 1
-** where it fits in STACKED_NODES, else 0. DOCBIN_HOWE_PARTS (1, 3 or 11) caps
-** the count, so that the tests can take each path on small pages. */
-static int stack_parts(int chains, size_t nodes)
+/* Sets *parts to the graphs a chain stacks (chains_stacked): its 33 cuts as
+** that many warm chains of 33 / parts cuts, 11 or 3 where the stack stays
+** within SPLIT_NODES, else 1 where it fits in STACKED_NODES, else 0.
+** DOCBIN_HOWE_PARTS (1, 3 or 11) caps the count, so that the tests can take
+** each path on small pages. */
+static db_status stack_parts(int chains, size_t nodes, int *parts)
 {
-    static const int counts[] = {11, 3};
+    static const int counts[] = {11, 3, 1};
     const char *env = getenv("DOCBIN_HOWE_PARTS");
-    int cap = env && *env ? atoi(env) : DB_HOWE_LINKS;
-    for (int i = 0; i < DB_LEN(counts); i++)
-        if (counts[i] <= cap && (size_t)chains * (size_t)counts[i] * nodes <= SPLIT_NODES)
-            return counts[i];
-    return (size_t)chains * nodes <= STACKED_NODES ? 1 : 0;
+    int cap = DB_HOWE_LINKS;
+    *parts = 0;
+    if (env && *env) {
+        char *end;
+        long v = strtol(env, &end, 10);
+        if (*end || (v != 1 && v != 3 && v != 11))
+            return db_fail(DB_ERR_USAGE, "DOCBIN_HOWE_PARTS='%s' is not a count of parts: set it to 1, 3 or 11, or "
+                           "unset it to choose by the page's size", env);
+        cap = (int)v;
+    }
+    for (int i = 0; i < DB_LEN(counts) && !*parts; i++)
+        if (counts[i] <= cap && (size_t)chains * (size_t)counts[i] * nodes <=
+                                    (counts[i] > 1 ? SPLIT_NODES : STACKED_NODES))
+            *parts = counts[i];
+    return DB_OK;
 }
 
 /* Chain j's words from its parts' bits (tune_gather): part g's bit s is cut
@@ -545,13 +556,15 @@ static db_status chains_stacked(db_stage_run *run)
     int n = thresholds(job, &thi);
     int w = db_stage_width(run), h = db_stage_height(run), rows = h - 1, cols = w - 1;
     size_t nodes = (size_t)rows * (size_t)cols, links = nodes * sizeof(cl_int);
-    int parts = stack_parts(n, nodes);
+    int parts;
+    db_status st = stack_parts(n, nodes, &parts);
+    if (st != DB_OK)
+        return st;
     if (!parts) /* too large to stack: one chain after another */
         return chains(run, 0, CHAIN_STAGES);
     int bands = n * parts, solves = DB_HOWE_LINKS / parts;
     cl_mem truth;
-    db_status st = chains_begin(run, CHAIN_STAGES, &truth);
-    if (st != DB_OK)
+    if ((st = chains_begin(run, CHAIN_STAGES, &truth)) != DB_OK)
         return st;
     size_t px = pixels(w, h);
     db_howe_graph g, all = {

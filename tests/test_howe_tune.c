@@ -291,6 +291,17 @@ static void synthetic(db_context *ctx)
             check_warm(ctx, img, &ref, "gpu", "tiles", split);
             check_warm(ctx, img, &ref, "gpu", "global", split);
         }
+        /* A count that is not one of them is refused, naming the variable. */
+        setenv("DOCBIN_HOWE_PARTS", "4", 1);
+        db_map all_gpu;
+        db_map_parse(algo, "gpu", &all_gpu);
+        db_job bad_job;
+        db_job_defaults(algo, &bad_job);
+        db_image *bad = NULL;
+        db_status bad_st = db_run(ctx, algo, &all_gpu, &bad_job, img, &bad, NULL, NULL);
+        CHECK(bad_st == DB_ERR_USAGE && !bad && strstr(db_error_message(), "DOCBIN_HOWE_PARTS='4'"),
+              "%s: DOCBIN_HOWE_PARTS=4 gave status %d: %s", what, (int)bad_st, db_error_message());
+        db_image_free(bad);
         unsetenv("DOCBIN_HOWE_PARTS");
         for (int i = 0; i < db_map_count(algo); i++) {
             db_map map;
