@@ -19,7 +19,8 @@
 #   PARTS picks among "kernels startup batches" (default all three); ONLY=REGEX runs only the
 #   batches whose names match. With BASE=PATH (another
 #   build's docbin-run), every batch also runs with it, just before, as an A/B in one call.
-#   Every line that matters starts with "bench ", "peer ", "png " or "g4 " (OUTDIR/bench.log);
+#   Every line that matters starts with "bench ", "peer ", "png " or "g4 " (OUTDIR/bench.log; the
+#   batches' --log-json files in OUTDIR/batch-logs.tgz);
 #   bench/device_summary.py makes the tables.
 set -u
 out=${1:?usage: device_bench.sh OUTDIR [PAGES] [DIBCO_DIR]}
@@ -155,4 +156,8 @@ for round in 1 2; do
     batch long-sauvola-jpg-to-g4 $long/jpg --algo sauvola --map gpu --format tif
 done
 n=$n0
+# The batches' logs in one file, so that bench.log is among the few files a device call returns.
+if ls "$out"/batch-*.jsonl >/dev/null 2>&1; then
+    tar czf "$out/batch-logs.tgz" -C "$out" $(cd "$out" && ls batch-*.jsonl) && rm -f "$out"/batch-*.jsonl
+fi
 fi
