@@ -70,7 +70,9 @@ db_status db_howe_fit(const db_howe_sample *s, int n, db_howe_model *m);
 
 /* docbin-bench --train-howe: every page of `dir` with a ground truth (DIBCO's
 ** Originals/ID.EXT and GT/ID_gt.EXT, or ID.EXT beside ID_gt.EXT), sampled and
-** fitted; the model is written to `model_path`, a line per page to `log`. */
-db_status db_howe_train(db_context *ctx, const char *dir, const char *model_path, FILE *log);
+** fitted; the model is written to `model_path`, a line per page to `log`, and
+** unless `grid_path` is NULL every page's grid of F-measures to it as CSV
+** (page, thi, c_index counted from 1, c, F in %). */
+db_status db_howe_train(db_context *ctx, const char *dir, const char *model_path, const char *grid_path, FILE *log);
 
 #endif

@@ -13,6 +13,7 @@
 #include "algorithms/howe_features.h"
 #include "planner/map.h"
 #include "runtime/sched.h"
+#include "runtime/util.h"
 
 /* The ridge on the weights of the standardised features: with a few dozen
 ** pages and four correlated features, plain least squares follows the noise
@@ -170,7 +171,7 @@ static db_status truth_of(const db_image *gt, const db_image *page, const char *
     return DB_OK;
 }
 
-db_status db_howe_train(db_context *ctx, const char *dir, const char *model_path, FILE *log)
+db_status db_howe_train(db_context *ctx, const char *dir, const char *model_path, const char *grid_path, FILE *log)
 {
     char pages_dir[4096], gt_dir[4096];
     if (strlen(dir) + 16 > sizeof pages_dir)
@@ -187,8 +188,13 @@ db_status db_howe_train(db_context *ctx, const char *dir, const char *model_path
     if (st != DB_OK)
         return st;
     db_howe_sample *samples = calloc(count ? count : 1, sizeof *samples);
-    if (!samples)
+    char *grid_text = NULL;
+    size_t grid_len = 0;
+    FILE *grid = grid_path ? open_memstream(&grid_text, &grid_len) : NULL;
+    if (!samples || (grid_path && !grid))
         st = db_fail(DB_ERR_NOMEM, "out of memory");
+    if (grid)
+        fputs("page,thi,c_index,c,f\n", grid);
     int n = 0;
     for (size_t i = 0; i < count && st == DB_OK; i++) {
         const char *ext = db_image_file_ext(names[i], db_image_exts, DB_IMAGE_N_EXTS);
@@ -220,6 +226,10 @@ db_status db_howe_train(db_context *ctx, const char *dir, const char *model_path
             fputc('\n', log);
             fflush(log);
         }
+        for (int t = 0; st == DB_OK && grid && t < DB_HOWE_MAX_CHAINS; t++)
+            for (int c = 0; c < DB_HOWE_LINKS; c++)
+                fprintf(grid, "%.*s,%.2f,%d,%.4f,%.4f\n", (int)id, names[i], db_howe_grid_thi[t], c + 1, db_howe_c(c),
+                        100.0 * samples[n].table[t][c]);
         n += st == DB_OK;
         free(truth);
         free(gt_path);
@@ -240,6 +250,11 @@ db_status db_howe_train(db_context *ctx, const char *dir, const char *model_path
                  n, RIDGE);
         st = db_howe_model_write(&m, model_path, comment);
     }
+    if (grid && fclose(grid) != 0 && st == DB_OK)
+        st = db_fail(DB_ERR_NOMEM, "out of memory");
+    if (st == DB_OK && grid_path)
+        st = db_write_file_atomic(grid_path, grid_text, grid_len, NULL, 0);
+    free(grid_text);
     free(samples);
     db_image_list_free(names, count);
     return st;

@@ -6,6 +6,7 @@ training run on a few ground-truthed pages whose model howe-predict then reads.
 
 usage: test_howe_cli.py PATH/TO/docbin-run PATH/TO/docbin-bench
 """
+import csv
 import os
 import re
 import subprocess
@@ -97,8 +98,18 @@ def main():
         page(os.path.join(lonely, 'q.png'), 40, 30, 3)
         expect_error('--train-howe, a page without ground truth', [BENCH, '--train-howe', lonely, '--model', model], 1,
                      'q_gt', model)
-        rc, so, err = run([BENCH, '--train-howe', train, '--model', model], env)
+        expect_error('--grid without --train-howe', [BENCH, '--algo', 'howe', '--grid', os.path.join(tmp, 'g.csv')], 2,
+                     '--train-howe')
+        grid = os.path.join(tmp, 'grid.csv')
+        rc, so, err = run([BENCH, '--train-howe', train, '--model', model, '--grid', grid], env)
         check(rc == 0 and len(so.splitlines()) == 3 and os.path.exists(model), f'training: exit {rc}: {err!r}')
+        # The grid: 11 x 33 cells a page, whose best F-measure is the one each page's line reports.
+        rows = list(csv.DictReader(open(grid))) if os.path.exists(grid) else []
+        check(len(rows) == 3 * 11 * 33 and all(0 <= float(r['f']) <= 100 for r in rows), f'--grid: {len(rows)} rows')
+        for line in so.splitlines():
+            name, best = line.split()[0], float(line.split()[6])
+            cells = [float(r['f']) for r in rows if r['page'] + '.png' == name]
+            check(len(cells) == 363 and abs(max(cells) - best) < 1e-3, f'--grid of {name}: best {best}, cells {cells[:3]}')
         rc, _, err = run([RUN, '--algo', 'howe-predict', '--map', 'cpu', '--profile', src, '-o', out],
                          dict(env, DOCBIN_HOWE_MODEL=model))
         check(rc == 0 and os.path.exists(out), f'howe-predict with the trained model: {err!r}')

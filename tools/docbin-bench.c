@@ -18,7 +18,7 @@
 static const char usage_text[] =
     "usage: docbin-bench --algo NAME [options] [IMAGE...]\n"
     "       docbin-bench --wisdom FILE --algo NAME[,NAME...] [options] [IMAGE...]\n"
-    "       docbin-bench --train-howe DIR --model FILE\n"
+    "       docbin-bench --train-howe DIR --model FILE [--grid FILE]\n"
     "       docbin-bench --help | --version\n"
     "\n"
     "Benchmark: runs one algorithm under each map on each image, one warm-up run and then\n"
@@ -50,7 +50,8 @@ static const char usage_text[] =
     "that have a ground truth (DIR/Originals/ID.EXT with DIR/GT/ID_gt.EXT, or ID.EXT beside\n"
     "ID_gt.EXT; ink dark), from each page's features and the best thi and c of a grid search\n"
     "(11 thi x 33 c, scored by the F-measure); prints a line per page and writes the model to\n"
-    "FILE, which howe-predict then uses with DOCBIN_HOWE_MODEL=FILE.\n"
+    "FILE, which howe-predict then uses with DOCBIN_HOWE_MODEL=FILE. --grid FILE also writes\n"
+    "every page's grid as CSV: page, thi, c_index (from 1), c, F-measure in %.\n"
     "\n"
     "A progress line is shown on stderr when it is a terminal.\n"
     "\n"
@@ -65,7 +66,7 @@ static const char *const depths[] = {[DEPTH_8] = "8", [DEPTH_1] = "1", NULL};
 
 /* Everything the command line asks for. */
 typedef struct request {
-    const char *algo, *maps, *variant, *csv, *svg, *cpu_spec, *gpu_spec, *wisdom, *train_howe, *model;
+    const char *algo, *maps, *variant, *csv, *svg, *cpu_spec, *gpu_spec, *wisdom, *train_howe, *model, *grid;
     cli_list params, sizes;
     int runs, depth;
     char **images;
@@ -88,6 +89,7 @@ static const cli_option options[] = {
     OPT("wisdom", 0, CLI_STRING, wisdom),
     OPT("train-howe", 0, CLI_STRING, train_howe),
     OPT("model", 0, CLI_STRING, model),
+    OPT("grid", 0, CLI_STRING, grid),
 };
 
 /* The algorithm `name` and its job from the request's parameters and variant. */
@@ -293,13 +295,15 @@ static int train_howe(const request *rq)
     if (!rq->model)
         return cli_usage("--train-howe needs --model FILE, where the model is written");
     if (rq->algo || rq->maps || rq->csv || rq->svg || rq->wisdom || rq->n_images || rq->sizes.n)
-        return cli_usage("--train-howe takes a directory and --model only (and the device options)");
+        return cli_usage("--train-howe takes a directory, --model and --grid only (and the device options)");
     db_context *ctx = NULL;
     db_status st = db_check_writable(rq->model, "model", NULL);
+    if (st == DB_OK && rq->grid)
+        st = db_check_writable(rq->grid, "grid", NULL);
     if (st == DB_OK)
         st = db_context_open(rq->cpu_spec, rq->gpu_spec, &ctx);
     if (st == DB_OK)
-        st = db_howe_train(ctx, rq->train_howe, rq->model, stdout);
+        st = db_howe_train(ctx, rq->train_howe, rq->model, rq->grid, stdout);
     db_context_close(ctx);
     return st == DB_OK ? CLI_OK : cli_fail(st);
 }
@@ -315,6 +319,8 @@ int main(int argc, char **argv)
     rq.n_images = argc - first;
     if (rq.train_howe)
         return train_howe(&rq);
+    if (rq.model || rq.grid)
+        return cli_usage("--model and --grid go with --train-howe");
     if (!rq.algo)
         return cli_usage("--algo is required");
     if (rq.wisdom)
