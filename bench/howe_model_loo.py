@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""howe-predict's model against other ways of choosing (thi, c), leave-one-out on the training pages.
+
+Reads what `docbin-bench --train-howe DIR --model M --grid GRID.csv > LOG` writes: the features of
+every page (LOG) and its 11 x 33 F-measures (GRID.csv). For each page, each model is fitted on the
+other pages and scored by the F-measure of the cell it picks for the left-out page (thi to the
+nearest of the grid's, c's index rounded). Models: howe's defaults (thi 0.4, c 160); the cell best
+on average over the training pages (const); docbin's fit, least squares of the best cell's thi and c
+index on the standardised features with a ridge (ridgeL; -smooth1: the best cell of the grid
+averaged over its 3 x 3 neighbourhood); the cell best on average over the k nearest training pages
+in feature space (knnK); and linear weights that maximise the training pages' mean F directly
+(directL, a seeded random search from const, ridge L on the weights).
+
+usage: bench/howe_model_loo.py GRID.csv LOG
+"""
+import csv, sys, re, itertools
+import numpy as np
+
+grid_csv, log = sys.argv[1], sys.argv[2]
+THI = [0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65]
+pages, feats = [], []
+for line in open(log):
+    m = re.match(r'(\S+)\.png thi \S+ c \S+ F \S+ features (.*)', line)
+    if m:
+        pages.append(m.group(1)); feats.append([float(x) for x in m.group(2).split()])
+X = np.array(feats)
+F = np.zeros((len(pages), 11, 33))
+idx = {p: i for i, p in enumerate(pages)}
+for r in csv.DictReader(open(grid_csv)):
+    t = THI.index(float(r['thi']))
+    F[idx[r['page']], t, int(r['c_index']) - 1] = float(r['f'])
+n = len(pages)
+default = F[:, THI.index(0.4), 12]  # c 160 = index 12 (0-based)
+
+def f_at(i, thi, ci):
+    t = int(np.argmin([abs(thi - x) for x in THI]))
+    c = int(min(32, max(0, round(ci))))
+    return F[i, t, c]
+
+def standardise(tr):
+    mu, sd = X[tr].mean(0), X[tr].std(0)
+    sd[sd == 0] = 1
+    return mu, sd
+
+def ridge(Z, y, lam):
+    A = np.hstack([np.ones((len(Z), 1)), Z])
+    R = lam * np.eye(A.shape[1]); R[0, 0] = 0
+    return np.linalg.solve(A.T @ A + R, A.T @ y)
+
+def targets(tr, smooth=0):
+    out = []
+    for i in tr:
+        g = F[i]
+        if smooth:
+            k = np.ones((2 * smooth + 1, 2 * smooth + 1))
+            pad = np.pad(g, smooth, mode='edge')
+            g = np.array([[ (pad[a:a + 2 * smooth + 1, b:b + 2 * smooth + 1] * k).mean() for b in range(33)] for a in range(11)])
+        t, c = np.unravel_index(np.argmax(g), g.shape)
+        out.append((THI[t], c))
+    return np.array(out)
+
+def m_ridge(lam, smooth=0):
+    def fit(tr):
+        mu, sd = standardise(tr)
+        Z = (X[tr] - mu) / sd
+        y = targets(tr, smooth)
+        wt, wc = ridge(Z, y[:, 0], lam), ridge(Z, y[:, 1], lam)
+        def pred(i):
+            z = np.concatenate([[1], (X[i] - mu) / sd])
+            return min(0.65, max(0.15, z @ wt)), z @ wc
+        return pred
+    return fit
+
+def m_const(tr):
+    m = F[tr].mean(0)
+    t, c = np.unravel_index(np.argmax(m), m.shape)
+    return lambda i: (THI[t], c)
+
+def m_knn(k):
+    def fit(tr):
+        mu, sd = standardise(tr)
+        y = targets(tr)
+        def pred(i):
+            d = (((X[tr] - X[i]) / sd) ** 2).sum(1)
+            nb = np.argsort(d)[:k]
+            # the cell best on average over the neighbours' grids
+            m = F[np.array(tr)[nb]].mean(0)
+            t, c = np.unravel_index(np.argmax(m), m.shape)
+            return THI[t], c
+        return pred
+    return fit
+
+def m_direct(lam, iters=3000, seed=1):
+    """Weights that maximise the mean F over the training grids (nearest cell), ridge on the weights."""
+    def fit(tr):
+        mu, sd = standardise(tr)
+        Z = np.hstack([np.ones((len(tr), 1)), (X[tr] - mu) / sd])
+        t0, c0 = m_const(tr)(None)
+        w = np.zeros(10); w[0] = t0; w[5] = c0
+        def score(w):
+            th = np.clip(Z @ w[:5], 0.15, 0.65); ci = np.clip(np.rint(Z @ w[5:]), 0, 32).astype(int)
+            ti = np.rint((th - 0.15) / 0.05).astype(int)
+            return F[tr, ti, ci].mean() - lam * ((w[1:5] / 0.05) ** 2).sum() - lam * (w[6:] ** 2).sum()
+        rng = np.random.default_rng(seed)
+        best, bw = score(w), w.copy()
+        step = np.array([0.05, .05, .05, .05, .05, 2, 2, 2, 2, 2])
+        for it in range(iters):
+            cand = bw + rng.normal(0, 1, 10) * step * (1 - it / iters + 0.05)
+            s = score(cand)
+            if s > best:
+                best, bw = s, cand
+        def pred(i):
+            z = np.concatenate([[1], (X[i] - mu) / sd])
+            return min(0.65, max(0.15, z @ bw[:5])), z @ bw[5:]
+        return pred
+    return fit
+
+models = {'default': None, 'const': m_const}
+for lam in (0.3, 1, 3, 10, 30, 100):
+    models[f'ridge{lam}'] = m_ridge(lam)
+for lam in (1, 10):
+    models[f'ridge{lam}-smooth1'] = m_ridge(lam, 1)
+for k in (3, 5, 8):
+    models[f'knn{k}'] = m_knn(k)
+for lam in (0.01, 0.1, 1):
+    models[f'direct{lam}'] = m_direct(lam)
+print(f'{n} pages; oracle {F.reshape(n, -1).max(1).mean():.3f}; default {default.mean():.3f}')
+for name, fit in models.items():
+    got = []
+    for i in range(n):
+        if fit is None:
+            got.append(default[i]); continue
+        tr = [j for j in range(n) if j != i]
+        got.append(f_at(i, *fit(tr)(i)))
+    got = np.array(got)
+    print(f'{name:18s} LOO mean F {got.mean():.3f}  gain over default {got.mean() - default.mean():+.3f}  '
+          f'error cut {(got.mean() - default.mean()) / (100 - default.mean()) * 100:5.1f}%  pages worse {int((got < default - 1e-9).sum())}')
