@@ -11,31 +11,41 @@ averaged over its 3 x 3 neighbourhood); the cell best on average over the k near
 in feature space (knnK); and linear weights that maximise the training pages' mean F directly
 (directL, a seeded random search from const, ridge L on the weights).
 
-usage: bench/howe_model_loo.py GRID.csv LOG
+With TEST_GRID.csv TEST_LOG pairs after them, each model is also fitted on all the training pages
+and scored on the test pages' grids (pages it has not seen), by the same cell lookup.
+
+usage: bench/howe_model_loo.py GRID.csv LOG [TEST_GRID.csv TEST_LOG ...]
 """
 import csv, sys, re, itertools
 import numpy as np
 
-grid_csv, log = sys.argv[1], sys.argv[2]
 THI = [0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65]
-pages, feats = [], []
-for line in open(log):
-    m = re.match(r'(\S+)\.png thi \S+ c \S+ F \S+ features (.*)', line)
-    if m:
-        pages.append(m.group(1)); feats.append([float(x) for x in m.group(2).split()])
-X = np.array(feats)
-F = np.zeros((len(pages), 11, 33))
-idx = {p: i for i, p in enumerate(pages)}
-for r in csv.DictReader(open(grid_csv)):
-    t = THI.index(float(r['thi']))
-    F[idx[r['page']], t, int(r['c_index']) - 1] = float(r['f'])
-n = len(pages)
+
+
+def load(grid_csv, log):
+    """Features (pages x 4) and grids (pages x 11 x 33) of the pages a training log names."""
+    pages, feats = [], []
+    for line in open(log):
+        m = re.match(r'(\S+)\.png thi \S+ c \S+ F \S+ features (.*)', line)
+        if m:
+            pages.append(m.group(1))
+            feats.append([float(x) for x in m.group(2).split()])
+    grids = np.zeros((len(pages), 11, 33))
+    idx = {p: i for i, p in enumerate(pages)}
+    for r in csv.DictReader(open(grid_csv)):
+        grids[idx[r['page']], THI.index(float(r['thi'])), int(r['c_index']) - 1] = float(r['f'])
+    return np.array(feats), grids
+
+
+X, F = load(sys.argv[1], sys.argv[2])
+tests = [load(sys.argv[i], sys.argv[i + 1]) for i in range(3, len(sys.argv) - 1, 2)]
+n = len(X)
 default = F[:, THI.index(0.4), 12]  # c 160 = index 12 (0-based)
 
-def f_at(i, thi, ci):
+def f_at(grid, thi, ci):
     t = int(np.argmin([abs(thi - x) for x in THI]))
     c = int(min(32, max(0, round(ci))))
-    return F[i, t, c]
+    return grid[t, c]
 
 def standardise(tr):
     mu, sd = X[tr].mean(0), X[tr].std(0)
@@ -65,8 +75,8 @@ def m_ridge(lam, smooth=0):
         Z = (X[tr] - mu) / sd
         y = targets(tr, smooth)
         wt, wc = ridge(Z, y[:, 0], lam), ridge(Z, y[:, 1], lam)
-        def pred(i):
-            z = np.concatenate([[1], (X[i] - mu) / sd])
+        def pred(x):
+            z = np.concatenate([[1], (x - mu) / sd])
             return min(0.65, max(0.15, z @ wt)), z @ wc
         return pred
     return fit
@@ -74,14 +84,14 @@ def m_ridge(lam, smooth=0):
 def m_const(tr):
     m = F[tr].mean(0)
     t, c = np.unravel_index(np.argmax(m), m.shape)
-    return lambda i: (THI[t], c)
+    return lambda x: (THI[t], c)
 
 def m_knn(k):
     def fit(tr):
         mu, sd = standardise(tr)
         y = targets(tr)
-        def pred(i):
-            d = (((X[tr] - X[i]) / sd) ** 2).sum(1)
+        def pred(x):
+            d = (((X[tr] - x) / sd) ** 2).sum(1)
             nb = np.argsort(d)[:k]
             # the cell best on average over the neighbours' grids
             m = F[np.array(tr)[nb]].mean(0)
@@ -109,8 +119,8 @@ def m_direct(lam, iters=3000, seed=1):
             s = score(cand)
             if s > best:
                 best, bw = s, cand
-        def pred(i):
-            z = np.concatenate([[1], (X[i] - mu) / sd])
+        def pred(x):
+            z = np.concatenate([[1], (x - mu) / sd])
             return min(0.65, max(0.15, z @ bw[:5])), z @ bw[5:]
         return pred
     return fit
@@ -125,13 +135,24 @@ for k in (3, 5, 8):
 for lam in (0.01, 0.1, 1):
     models[f'direct{lam}'] = m_direct(lam)
 print(f'{n} pages; oracle {F.reshape(n, -1).max(1).mean():.3f}; default {default.mean():.3f}')
+for Xt, Ft in tests:
+    print(f'test: {len(Xt)} pages; oracle {Ft.reshape(len(Xt), -1).max(1).mean():.3f}; '
+          f'default {Ft[:, THI.index(0.4), 12].mean():.3f}')
 for name, fit in models.items():
     got = []
     for i in range(n):
         if fit is None:
-            got.append(default[i]); continue
+            got.append(default[i])
+            continue
         tr = [j for j in range(n) if j != i]
-        got.append(f_at(i, *fit(tr)(i)))
+        got.append(f_at(F[i], *fit(tr)(X[i])))
     got = np.array(got)
-    print(f'{name:18s} LOO mean F {got.mean():.3f}  gain over default {got.mean() - default.mean():+.3f}  '
-          f'error cut {(got.mean() - default.mean()) / (100 - default.mean()) * 100:5.1f}%  pages worse {int((got < default - 1e-9).sum())}')
+    line = (f'{name:18s} LOO mean F {got.mean():.3f}  gain over default {got.mean() - default.mean():+.3f}  '
+            f'error cut {(got.mean() - default.mean()) / (100 - default.mean()) * 100:5.1f}%  '
+            f'pages worse {int((got < default - 1e-9).sum())}')
+    for Xt, Ft in tests:
+        base = Ft[:, THI.index(0.4), 12]
+        pred = fit(list(range(n))) if fit else (lambda x: (0.4, 12))
+        t = np.array([f_at(Ft[j], *pred(Xt[j])) for j in range(len(Xt))])
+        line += f' | test mean F {t.mean():.3f} ({t.mean() - base.mean():+.3f})'
+    print(line)
