@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "algorithms/howe_features.h"
 #include "planner/map.h"
 #include "runtime/sched.h"
@@ -239,6 +240,10 @@ db_status db_howe_train(db_context *ctx, const char *dir, const char *model_path
     db_howe_model m;
     if (st == DB_OK)
         st = db_howe_fit(samples, n, &m);
+    if (grid && fclose(grid) != 0 && st == DB_OK)
+        st = db_fail(DB_ERR_NOMEM, "out of memory");
+    if (st == DB_OK && grid_path)
+        st = db_write_file_atomic(grid_path, grid_text, grid_len, NULL, 0);
     if (st == DB_OK) {
         char comment[1024];
         snprintf(comment, sizeof comment,
@@ -249,11 +254,9 @@ db_status db_howe_train(db_context *ctx, const char *dir, const char *model_path
                  "(11 thi x 33 c, F-measure), least squares with ridge %g on the standardised features.",
                  n, RIDGE);
         st = db_howe_model_write(&m, model_path, comment);
+        if (st != DB_OK && grid_path) /* no output unless both are written */
+            unlink(grid_path);
     }
-    if (grid && fclose(grid) != 0 && st == DB_OK)
-        st = db_fail(DB_ERR_NOMEM, "out of memory");
-    if (st == DB_OK && grid_path)
-        st = db_write_file_atomic(grid_path, grid_text, grid_len, NULL, 0);
     free(grid_text);
     free(samples);
     db_image_list_free(names, count);

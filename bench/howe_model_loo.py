@@ -16,7 +16,10 @@ and scored on the test pages' grids (pages it has not seen), by the same cell lo
 
 usage: bench/howe_model_loo.py GRID.csv LOG [TEST_GRID.csv TEST_LOG ...]
 """
-import csv, sys, re, itertools
+import csv
+import re
+import sys
+
 import numpy as np
 
 THI = [0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65]
@@ -62,9 +65,8 @@ def targets(tr, smooth=0):
     for i in tr:
         g = F[i]
         if smooth:
-            k = np.ones((2 * smooth + 1, 2 * smooth + 1))
-            pad = np.pad(g, smooth, mode='edge')
-            g = np.array([[ (pad[a:a + 2 * smooth + 1, b:b + 2 * smooth + 1] * k).mean() for b in range(33)] for a in range(11)])
+            pad, w = np.pad(g, smooth, mode='edge'), 2 * smooth + 1
+            g = np.array([[pad[a:a + w, b:b + w].mean() for b in range(33)] for a in range(11)])
         t, c = np.unravel_index(np.argmax(g), g.shape)
         out.append((THI[t], c))
     return np.array(out)
@@ -89,7 +91,6 @@ def m_const(tr):
 def m_knn(k):
     def fit(tr):
         mu, sd = standardise(tr)
-        y = targets(tr)
         def pred(x):
             d = (((X[tr] - x) / sd) ** 2).sum(1)
             nb = np.argsort(d)[:k]
