@@ -78,8 +78,9 @@ double db_dpi_from_whole_units(unsigned long per_unit, double unit_inches);
 
 /* TIFF LZW (runtime/lzw.c). The decoded bytes go to work + DB_LZW_BEFORE;
 ** the decoder uses the DB_LZW_BEFORE bytes before them and DB_LZW_AFTER
-** after the `want` bytes as scratch. */
-enum { DB_LZW_BEFORE = 256, DB_LZW_AFTER = 4096 + 32 };
+** after the `want` bytes as scratch: up to four strings of at most 4096
+** bytes, each copied 16 bytes at a time, may land past the end. */
+enum { DB_LZW_BEFORE = 256, DB_LZW_AFTER = 4 * 4096 + 32 };
 
 /* Decodes the `n` bytes of one LZW-compressed strip or tile into `want` bytes:
 ** their start, or NULL for a stream that is not plainly well-formed (an
