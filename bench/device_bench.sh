@@ -17,7 +17,7 @@
 #            docbin's PNG decode and encode through libdeflate and libpng, its Group 4 encode
 #            against libtiff's on a Sauvola result, and its LZW decode against libtiff's (codec_bench).
 #   PARTS picks among "kernels startup batches" (default all three); ONLY=REGEX runs only the
-#   batches whose names match. With BASE=PATH (another
+#   batches whose names match; ROUNDS=N runs each batch N times (default 2). With BASE=PATH (another
 #   build's docbin-run), every batch also runs with it, just before, as an A/B in one call.
 #   Every line that matters starts with "bench ", "peer ", "png " or "g4 " (OUTDIR/bench.log; the
 #   batches' --log-json files in OUTDIR/batch-logs.tgz);
@@ -131,7 +131,7 @@ batch() { # NAME INPUT_DIR OPTIONS...: one timed batch, process start to end, an
 }
 $run --algo sauvola --map gpu $pages/png/p0001.png -o /tmp/warm.png   # kernels built and cached
 $run --algo howe --map gpu $pages/png/p0001.png -o /tmp/warm.png
-for round in 1 2; do
+for round in $(seq "${ROUNDS:-2}"); do
     batch codec-only-png $pages/png --codec-only
     batch sauvola-png-to-png $pages/png --algo sauvola --map gpu
     batch sauvola-lzw-to-g4 $pages/lzw --algo sauvola --map gpu --format tif
@@ -149,7 +149,7 @@ for f in png lzw raw jpg; do
     for i in 1 2 3; do for p in $pages/$f/*; do ln -sf "$p" "$long/$f/r$i-${p##*/}"; done; done
 done
 n0=$n; n=$((3 * n0))
-for round in 1 2; do
+for round in $(seq "${ROUNDS:-2}"); do
     batch long-sauvola-png-to-png $long/png --algo sauvola --map gpu
     batch long-sauvola-lzw-to-g4 $long/lzw --algo sauvola --map gpu --format tif
     batch long-sauvola-raw-to-g4 $long/raw --algo sauvola --map gpu --format tif
