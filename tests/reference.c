@@ -99,34 +99,20 @@ static void window_stats(const uint8_t *gray, int width, int height, int x, int 
     *var = (double)q / (double)n - m * m;
 }
 
-void ref_binarize(const uint8_t *gray, int width, int height, ref_method method, int window,
-                  double k, uint8_t *out)
+void ref_window_stats(const uint8_t *gray, int width, int height, int window, double *mean, double *var)
 {
-    size_t n = (size_t)width * (size_t)height;
-
-    if (method == REF_OTSU) {
-        int t = ref_otsu_threshold(gray, n);
-        for (size_t i = 0; i < n; i++)
-            out[i] = gray[i] <= t ? 0 : 255;
-        return;
-    }
-
     assert(window >= 1 && window % 2 == 1);
     int h = (window - 1) / 2;
-
-    /* Wolf needs the statistics of every window before the first threshold,
-    ** so all methods compute them in a first pass and share the second. */
-    double *mean = malloc(n * sizeof *mean);
-    double *var = malloc(n * sizeof *var);
-    if (!mean || !var)
-        abort();
-
     for (int y = 0; y < height; y++)
         for (int x = 0; x < width; x++) {
             size_t i = (size_t)y * (size_t)width + (size_t)x;
             window_stats(gray, width, height, x, y, h, &mean[i], &var[i]);
         }
+}
 
+void ref_threshold(const uint8_t *gray, size_t n, const double *mean, const double *var, ref_method method,
+                   double k, uint8_t *out)
+{
     /* Starting at DBL_MIN, as Doxa does, makes s / maxS = 0 on a uniform
     ** image instead of 0 / 0. */
     double max_var = DBL_MIN;
@@ -162,7 +148,28 @@ void ref_binarize(const uint8_t *gray, int width, int height, ref_method method,
         }
         out[i] = (double)gray[i] <= t ? 0 : 255;
     }
+}
 
+void ref_binarize(const uint8_t *gray, int width, int height, ref_method method, int window,
+                  double k, uint8_t *out)
+{
+    size_t n = (size_t)width * (size_t)height;
+
+    if (method == REF_OTSU) {
+        int t = ref_otsu_threshold(gray, n);
+        for (size_t i = 0; i < n; i++)
+            out[i] = gray[i] <= t ? 0 : 255;
+        return;
+    }
+
+    /* Wolf needs the statistics of every window before the first threshold,
+    ** so all methods compute them in a first pass and share the second. */
+    double *mean = malloc(n * sizeof *mean);
+    double *var = malloc(n * sizeof *var);
+    if (!mean || !var)
+        abort();
+    ref_window_stats(gray, width, height, window, mean, var);
+    ref_threshold(gray, n, mean, var, method, k, out);
     free(mean);
     free(var);
 }

@@ -45,4 +45,12 @@ int ref_gray_min(const uint8_t *gray, size_t n);
 void ref_binarize(const uint8_t *gray, int width, int height, ref_method method, int window,
                   double k, uint8_t *out);
 
+/* ref_binarize's two passes, for a test that thresholds one window's statistics
+** with many methods and k: the mean and population variance of every pixel's
+** window (odd `window` >= 1, clipped at the border), then every pixel's decision
+** (not REF_OTSU). */
+void ref_window_stats(const uint8_t *gray, int width, int height, int window, double *mean, double *var);
+void ref_threshold(const uint8_t *gray, size_t n, const double *mean, const double *var, ref_method method,
+                   double k, uint8_t *out);
+
 #endif

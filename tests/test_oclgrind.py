@@ -12,8 +12,10 @@ cl/pushrelabel.cl), so only bounds and API misuse are checked there, and the
 image must equal the cpu role's Boykov-Kolmogorov cut; so do howe-auto's
 push-relabel chains. The Group 4 coding kernels run through test_g4, whose
 gpu role is then the simulator: every stream must be the host encoder's.
-Skips when oclgrind is not installed.
-usage: test_oclgrind.py PATH/TO/docbin-run PATH/TO/test_g4
+Skips when oclgrind is not installed. The simulator is slow (Howe's tuning chains
+take minutes), so the work is in three parts, each a test of its own: meson runs
+them side by side and times each apart.
+usage: test_oclgrind.py kernels|howe|howe-auto PATH/TO/docbin-run PATH/TO/test_g4
 """
 import os
 import shutil
@@ -23,8 +25,7 @@ import tempfile
 
 from clitest import png_bytes, write
 
-DOCBIN = sys.argv[1]
-TEST_G4 = sys.argv[2]
+PART, DOCBIN, TEST_G4 = sys.argv[1:4]
 
 
 def write_png(path, w, h):
@@ -33,100 +34,121 @@ def write_png(path, w, h):
     write(path, png_bytes(w, h, rows))
 
 
+def kernels(oclgrind, tmp, src, env):
+    """Every binarization kernel with both roles on the simulator, then the Group 4 coding kernels."""
+    failures = 0
+    cases = [('otsu', None)] + [(a, v) for a in ('niblack', 'sauvola', 'nick', 'wolf')
+                                for v in ('sliding', 'global', 'global-shared', 'shared')] + [('dbs', None),
+                                                                                              ('hbk', None)]
+    for algo, variant in cases:
+        extra = ['--variant', variant, '--param', 'window=7'] if variant else []
+        if algo == 'dbs':  # blocks of 20 so that the 37x29 image has both parities of both groups
+            extra = ['--param', 'block=20']
+        if algo == 'hbk':  # blocks of 8: partial blocks on both edges of the 37x29 image
+            extra = ['--param', 'block=8']
+        ref = os.path.join(tmp, 'ref.pgm')
+        mixed = 'cpu,gpu' if algo == 'hbk' else 'cpu,gpu,cpu'
+        p = subprocess.run([DOCBIN, '--algo', algo, '--map', mixed, '--depth', '8', *extra, src,
+                            '-o', ref], capture_output=True, text=True)
+        if p.returncode != 0:
+            print(f'FAIL {algo} {variant}: reference run failed: {p.stderr.strip()}')
+            failures += 1
+            continue
+        for role in ('cpu', 'gpu'):
+            out = os.path.join(tmp, f'{algo}-{role}.pgm')
+            p = subprocess.run([oclgrind, '--data-races', '--check-api', DOCBIN, '--algo', algo, '--map', role,
+                                '--depth', '8', *extra, src, '-o', out],
+                               capture_output=True, text=True, env=env, timeout=600)
+            ok = p.returncode == 0 and not p.stderr.strip()
+            same = ok and open(out, 'rb').read() == open(ref, 'rb').read()
+            print(f'{"ok  " if ok and same else "FAIL"} {algo} {variant or "-"} map {role}'
+                  + ('' if ok else f': exit {p.returncode}\n{p.stderr[:2000]}')
+                  + ('' if same or not ok else ': image differs from PoCL'))
+            failures += not (ok and same)
+    # Group 4 coding on the device: the stream of every page test_g4 makes.
+    p = subprocess.run([oclgrind, '--data-races', '--check-api', TEST_G4], capture_output=True, text=True,
+                       timeout=900, env=dict(env, DOCBIN_GPU_DEVICE='oclgrind', DOCBIN_CPU_DEVICE='oclgrind'))
+    ok = p.returncode == 0 and not p.stderr.strip() and 'coded on Oclgrind' in p.stdout
+    print(f'{"ok  " if ok else "FAIL"} g4 coding (test_g4)'
+          + ('' if ok else f': exit {p.returncode}\n{p.stdout[-1000:]}{p.stderr[:2000]}'))
+    failures += not ok
+    return failures
+
+
+def howe(oclgrind, tmp, src, env):
+    """Howe's cut with both push-relabel kernel choices."""
+    failures = 0
+    # Howe's cut on a page of 3 x 2 push tiles (32 x 32 nodes), so flow crosses tile borders both ways.
+    howe_src = os.path.join(tmp, 'howe.png')
+    write_png(howe_src, 70, 45)
+    ref = os.path.join(tmp, 'howe-ref.pgm')
+    p = subprocess.run([DOCBIN, '--algo', 'howe', '--map', 'cpu', '--depth', '8', howe_src, '-o', ref],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        print(f'FAIL howe: reference run failed: {p.stderr.strip()}')
+        failures += 1
+    for kernels in ('global', 'tiles') if p.returncode == 0 else ():
+        out = os.path.join(tmp, f'howe-{kernels}.pgm')
+        p = subprocess.run([oclgrind, '--check-api', DOCBIN, '--algo', 'howe', '--map', 'gpu', '--depth', '8',
+                            howe_src, '-o', out], capture_output=True, text=True, timeout=900,
+                           env=dict(env, DOCBIN_PUSHRELABEL=kernels))
+        ok = p.returncode == 0 and not p.stderr.strip()
+        same = ok and open(out, 'rb').read() == open(ref, 'rb').read()
+        print(f'{"ok  " if ok and same else "FAIL"} howe {kernels} map gpu'
+              + ('' if ok else f': exit {p.returncode}\n{p.stderr[:2000]}')
+              + ('' if same or not ok else ': image differs from the cpu cut'))
+        failures += not (ok and same)
+    return failures
+
+
+def howe_auto(oclgrind, tmp, src, env):
+    """Howe's tuning and prediction."""
+    failures = 0
+    # Howe's tuning and prediction: every kernel but the push-relabel ones under
+    # --data-races (the chains and the cut on the cpu role, host code), then
+    # howe-auto's push-relabel chains (one chain, search=c) with both kernel choices.
+    tuned = [('howe-auto', 'gpu,gpu,cpu,cpu,cpu,gpu', [], ['--data-races'], {}),
+             ('howe-predict', 'gpu,gpu,gpu,gpu,gpu,cpu', [], ['--data-races'], {})]
+    tuned += [('howe-auto', 'gpu', ['--param', 'search=c'], [], {'DOCBIN_PUSHRELABEL': k})
+              for k in ('global', 'tiles')]
+    for algo, m, extra, checks, more_env in tuned:
+        ref = os.path.join(tmp, f'{algo}-ref.pgm')
+        p = subprocess.run([DOCBIN, '--algo', algo, '--map', 'cpu', '--depth', '8', *extra, src, '-o', ref],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            print(f'FAIL {algo}: reference run failed: {p.stderr.strip()}')
+            failures += 1
+            continue
+        out = os.path.join(tmp, f'{algo}-out.pgm')
+        p = subprocess.run([oclgrind, *checks, '--check-api', DOCBIN, '--algo', algo, '--map', m, '--depth', '8',
+                            *extra, src, '-o', out], capture_output=True, text=True, timeout=1500,
+                           env=dict(env, **more_env))
+        ok = p.returncode == 0 and not p.stderr.strip()
+        same = ok and open(out, 'rb').read() == open(ref, 'rb').read()
+        print(f'{"ok  " if ok and same else "FAIL"} {algo} {" ".join(extra) or "-"} map {m} '
+              f'{more_env.get("DOCBIN_PUSHRELABEL", "")}'
+              + ('' if ok else f': exit {p.returncode}\n{p.stderr[:2000]}')
+              + ('' if same or not ok else ': image differs from the all-cpu map on PoCL'))
+        failures += not (ok and same)
+    return failures
+
+
+PARTS = {'kernels': kernels, 'howe': howe, 'howe-auto': howe_auto}
+
+
 def main():
     oclgrind = shutil.which('oclgrind')
     if not oclgrind:
         print('SKIP: oclgrind is not installed (Debian: apt-get install oclgrind)')
         return 77
-    failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, 'in.png')
         write_png(src, 37, 29)
         env = dict(os.environ, DOCBIN_CACHE_DIR='off')
         env.pop('DOCBIN_GPU_DEVICE', None)
         env.pop('DOCBIN_CPU_DEVICE', None)
-        cases = [('otsu', None)] + [(a, v) for a in ('niblack', 'sauvola', 'nick', 'wolf')
-                                    for v in ('sliding', 'global', 'global-shared', 'shared')] + [('dbs', None),
-                                                                                                  ('hbk', None)]
-        for algo, variant in cases:
-            extra = ['--variant', variant, '--param', 'window=7'] if variant else []
-            if algo == 'dbs':  # blocks of 20 so that the 37x29 image has both parities of both groups
-                extra = ['--param', 'block=20']
-            if algo == 'hbk':  # blocks of 8: partial blocks on both edges of the 37x29 image
-                extra = ['--param', 'block=8']
-            ref = os.path.join(tmp, 'ref.pgm')
-            mixed = 'cpu,gpu' if algo == 'hbk' else 'cpu,gpu,cpu'
-            p = subprocess.run([DOCBIN, '--algo', algo, '--map', mixed, '--depth', '8', *extra, src,
-                                '-o', ref], capture_output=True, text=True)
-            if p.returncode != 0:
-                print(f'FAIL {algo} {variant}: reference run failed: {p.stderr.strip()}')
-                failures += 1
-                continue
-            for role in ('cpu', 'gpu'):
-                out = os.path.join(tmp, f'{algo}-{role}.pgm')
-                p = subprocess.run([oclgrind, '--data-races', '--check-api', DOCBIN, '--algo', algo, '--map', role,
-                                    '--depth', '8', *extra, src, '-o', out],
-                                   capture_output=True, text=True, env=env, timeout=600)
-                ok = p.returncode == 0 and not p.stderr.strip()
-                same = ok and open(out, 'rb').read() == open(ref, 'rb').read()
-                print(f'{"ok  " if ok and same else "FAIL"} {algo} {variant or "-"} map {role}'
-                      + ('' if ok else f': exit {p.returncode}\n{p.stderr[:2000]}')
-                      + ('' if same or not ok else ': image differs from PoCL'))
-                failures += not (ok and same)
-        # Howe's cut on a page of 3 x 2 push tiles (32 x 32 nodes), so flow crosses tile borders both ways.
-        howe_src = os.path.join(tmp, 'howe.png')
-        write_png(howe_src, 70, 45)
-        ref = os.path.join(tmp, 'howe-ref.pgm')
-        p = subprocess.run([DOCBIN, '--algo', 'howe', '--map', 'cpu', '--depth', '8', howe_src, '-o', ref],
-                           capture_output=True, text=True)
-        if p.returncode != 0:
-            print(f'FAIL howe: reference run failed: {p.stderr.strip()}')
-            failures += 1
-        for kernels in ('global', 'tiles') if p.returncode == 0 else ():
-            out = os.path.join(tmp, f'howe-{kernels}.pgm')
-            p = subprocess.run([oclgrind, '--check-api', DOCBIN, '--algo', 'howe', '--map', 'gpu', '--depth', '8',
-                                howe_src, '-o', out], capture_output=True, text=True, timeout=900,
-                               env=dict(env, DOCBIN_PUSHRELABEL=kernels))
-            ok = p.returncode == 0 and not p.stderr.strip()
-            same = ok and open(out, 'rb').read() == open(ref, 'rb').read()
-            print(f'{"ok  " if ok and same else "FAIL"} howe {kernels} map gpu'
-                  + ('' if ok else f': exit {p.returncode}\n{p.stderr[:2000]}')
-                  + ('' if same or not ok else ': image differs from the cpu cut'))
-            failures += not (ok and same)
-        # Howe's tuning and prediction: every kernel but the push-relabel ones under
-        # --data-races (the chains and the cut on the cpu role, host code), then
-        # howe-auto's push-relabel chains (one chain, search=c) with both kernel choices.
-        tuned = [('howe-auto', 'gpu,gpu,cpu,cpu,cpu,gpu', [], ['--data-races'], {}),
-                 ('howe-predict', 'gpu,gpu,gpu,gpu,gpu,cpu', [], ['--data-races'], {})]
-        tuned += [('howe-auto', 'gpu', ['--param', 'search=c'], [], {'DOCBIN_PUSHRELABEL': k})
-                  for k in ('global', 'tiles')]
-        for algo, m, extra, checks, more_env in tuned:
-            ref = os.path.join(tmp, f'{algo}-ref.pgm')
-            p = subprocess.run([DOCBIN, '--algo', algo, '--map', 'cpu', '--depth', '8', *extra, src, '-o', ref],
-                               capture_output=True, text=True)
-            if p.returncode != 0:
-                print(f'FAIL {algo}: reference run failed: {p.stderr.strip()}')
-                failures += 1
-                continue
-            out = os.path.join(tmp, f'{algo}-out.pgm')
-            p = subprocess.run([oclgrind, *checks, '--check-api', DOCBIN, '--algo', algo, '--map', m, '--depth', '8',
-                                *extra, src, '-o', out], capture_output=True, text=True, timeout=900,
-                               env=dict(env, **more_env))
-            ok = p.returncode == 0 and not p.stderr.strip()
-            same = ok and open(out, 'rb').read() == open(ref, 'rb').read()
-            print(f'{"ok  " if ok and same else "FAIL"} {algo} {" ".join(extra) or "-"} map {m} '
-                  f'{more_env.get("DOCBIN_PUSHRELABEL", "")}'
-                  + ('' if ok else f': exit {p.returncode}\n{p.stderr[:2000]}')
-                  + ('' if same or not ok else ': image differs from the all-cpu map on PoCL'))
-            failures += not (ok and same)
-        # Group 4 coding on the device: the stream of every page test_g4 makes.
-        p = subprocess.run([oclgrind, '--data-races', '--check-api', TEST_G4], capture_output=True, text=True,
-                           timeout=900, env=dict(env, DOCBIN_GPU_DEVICE='oclgrind', DOCBIN_CPU_DEVICE='oclgrind'))
-        ok = p.returncode == 0 and not p.stderr.strip() and 'coded on Oclgrind' in p.stdout
-        print(f'{"ok  " if ok else "FAIL"} g4 coding (test_g4)'
-              + ('' if ok else f': exit {p.returncode}\n{p.stdout[-1000:]}{p.stderr[:2000]}'))
-        failures += not ok
-    print('oclgrind: ok' if not failures else f'{failures} failure(s)')
+        failures = PARTS[PART](oclgrind, tmp, src, env)
+    print(f'oclgrind {PART}: ok' if not failures else f'{failures} failure(s)')
     return 1 if failures else 0
 
 
