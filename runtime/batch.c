@@ -106,7 +106,6 @@ typedef struct batch {
 typedef struct lane_arg {
     batch *b;
     db_context *ctx; /* NULL until open: a lane beyond the first on its device opens on its own thread */
-    struct lane_arg *first; /* a further lane: its device's first, whose OpenCL contexts it shares */
     const char *gpu_spec;
     int lane;
     int runs;        /* images run so far */
@@ -1018,24 +1017,17 @@ static void *lane_thread(void *arg)
     batch *b = lane->b;
     /* A further lane on a device opens once the first has run an image: the
     ** batch starts after one context per device, and a driver opens contexts
-    ** and builds programs one at a time, so opening sooner delays the first.
-    ** A GPU lane then shares the first's OpenCL context (db_context_twin): it
-    ** opens in milliseconds, and the driver can overlap the two lanes' work,
-    ** which it time-slices between contexts. The first lane closes its context
-    ** only once the batch is drained, which cannot happen under b->lock. */
-    db_status st = DB_OK;
+    ** and builds programs one at a time, so opening sooner delays the first. */
     if (!lane->ctx) {
         pthread_mutex_lock(&b->lock);
         while (!b->warm[lane->cpu ? 0 : lane->lane] && !drained(b))
             pthread_cond_wait(&b->lane_cv, &b->lock);
         bool done = drained(b);
-        if (!done && lane->first && lane->first->ctx)
-            st = db_context_twin(lane->first->ctx, &lane->ctx);
         pthread_mutex_unlock(&b->lock);
         if (done)
             return NULL;
     }
-    if (!lane->ctx && (st != DB_OK || open_lane(b->opt, lane->gpu_spec, &lane->ctx) != DB_OK)) {
+    if (!lane->ctx && open_lane(b->opt, lane->gpu_spec, &lane->ctx) != DB_OK) {
         char text[1200];
         snprintf(text, sizeof text, "a further lane could not open, the batch goes on without it: %s",
                  db_error_message());
@@ -1305,8 +1297,7 @@ static db_status start_lanes(batch *b, char (*specs)[16], int n_lanes, lane_set 
     if (!ls->tid || !ls->arg)
         return db_fail(DB_ERR_NOMEM, "out of memory starting the batch threads");
     for (int r = 0; r < ls->n; r++)
-        ls->arg[r] = (lane_arg){.b = b, .gpu_spec = specs ? specs[r % n_lanes] : opt->gpu_spec, .lane = r % n_lanes,
-                                .first = r < n_lanes ? NULL : &ls->arg[r % n_lanes]};
+        ls->arg[r] = (lane_arg){.b = b, .gpu_spec = specs ? specs[r % n_lanes] : opt->gpu_spec, .lane = r % n_lanes};
     db_status st = open_lanes(ls->arg, ls->n < n_lanes ? ls->n : n_lanes);
     if (st == DB_OK)
         st = open_outputs(b);

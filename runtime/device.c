@@ -212,22 +212,18 @@ db_status db_device_match(const db_context *ctx, const char *spec, int *index)
     return DB_OK;
 }
 
-/* Binds `role` to device `index` in an OpenCL context of its own, or in `shared` (retained). */
-static db_status bind_device(db_context *ctx, db_role role, int index, cl_context shared)
+static db_status bind_device(db_context *ctx, db_role role, int index)
 {
     db_device *dev = calloc(1, sizeof *dev);
     if (!dev)
         return db_fail(DB_ERR_NOMEM, "out of memory binding the %s role", db_role_name(role));
     dev->info = ctx->devices[index];
     dev->role = role;
-    cl_int err = CL_SUCCESS;
+    cl_int err;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->info.platform, 0};
-    if (shared && (err = clRetainContext(shared)) == CL_SUCCESS)
-        dev->context = shared;
-    else if (!shared)
-        dev->context = clCreateContext(props, 1, &dev->info.id, NULL, NULL, &err);
+    dev->context = clCreateContext(props, 1, &dev->info.id, NULL, NULL, &err);
     if (err != CL_SUCCESS) {
-        db_status st = db_cl_check(err, shared ? "clRetainContext" : "clCreateContext", dev);
+        db_status st = db_cl_check(err, "clCreateContext", dev);
         free(dev);
         return st;
     }
@@ -346,43 +342,6 @@ db_status db_context_open(const char *cpu_spec, const char *gpu_spec, db_context
     return DB_OK;
 }
 
-db_status db_context_twin(db_context *src, db_context **out)
-{
-    *out = NULL;
-    db_context *ctx = calloc(1, sizeof *ctx);
-    db_device_info *devices = malloc((size_t)src->n_devices * sizeof *devices);
-    if (!ctx || !devices) {
-        free(ctx);
-        free(devices);
-        return db_fail(DB_ERR_NOMEM, "out of memory opening a further lane");
-    }
-    pthread_mutex_init(&ctx->lock, NULL);
-    pthread_mutex_init(&ctx->bind_lock, NULL);
-    db_host_pool_open();
-    ctx->pooled = true;
-    memcpy(devices, src->devices, (size_t)src->n_devices * sizeof *devices);
-    ctx->devices = devices;
-    ctx->n_devices = src->n_devices;
-    memcpy(ctx->unbound_reason, src->unbound_reason, sizeof ctx->unbound_reason);
-    db_status st = DB_OK;
-    pthread_mutex_lock(&src->bind_lock);
-    for (int r = 0; r < DB_ROLE_COUNT; r++) {
-        if (!src->chosen[r])
-            continue;
-        int index = (int)(src->chosen[r] - src->devices);
-        ctx->chosen[r] = &ctx->devices[index];
-        if (src->role[r] && st == DB_OK)
-            st = bind_device(ctx, (db_role)r, index, src->role[r]->context);
-    }
-    pthread_mutex_unlock(&src->bind_lock);
-    if (st != DB_OK) {
-        db_context_close(ctx);
-        return st;
-    }
-    *out = ctx;
-    return DB_OK;
-}
-
 void db_context_close(db_context *ctx)
 {
     if (!ctx)
@@ -401,7 +360,7 @@ db_device *db_context_device(db_context *ctx, db_role role)
 {
     pthread_mutex_lock(&ctx->bind_lock);
     if (!ctx->role[role] && ctx->chosen[role])
-        bind_device(ctx, role, (int)(ctx->chosen[role] - ctx->devices), NULL);
+        bind_device(ctx, role, (int)(ctx->chosen[role] - ctx->devices));
     db_device *dev = ctx->role[role];
     pthread_mutex_unlock(&ctx->bind_lock);
     if (dev || ctx->chosen[role]) /* bound, or binding failed with its own message */

@@ -5,8 +5,7 @@
 ** device (DESIGN.md "Device role"). Each bound role owns its own cl_context with
 ** an in-order compute queue and a separate transfer queue, so a role bound to
 ** PoCL and a role bound to an NVIDIA GPU are handled the same way, and two roles
-** bound to the same device still exercise the cross-context data path. A twin
-** (a batch's further lane on a device) shares the cl_context, not the queues.
+** bound to the same device still exercise the cross-context data path.
 */
 #ifndef DB_DEVICE_H
 #define DB_DEVICE_H
@@ -78,13 +77,6 @@ struct db_context {
 
 /* db_context_open and db_context_close are public (include/docbin.h): a bare
 ** word of a spec is matched against platform and device names case-insensitively. */
-
-/* A context bound to the devices `src` is bound to, sharing each bound role's
-** OpenCL context (retained): its queues, programs and buffers are its own, so
-** it runs beside `src` on other threads, and opens without a driver's context
-** set-up (a good part of a second on some). Roles `src` has not bound yet are
-** chosen alike and bound on first use in contexts of their own. */
-db_status db_context_twin(db_context *src, db_context **out);
 
 /* Lists the machine's OpenCL devices, in --list-devices order, without binding
 ** a role: for callers that open one context per device (--gpu-device all).

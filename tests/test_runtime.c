@@ -8,12 +8,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "runtime/buffer.h"
-#include "runtime/device.h"
 #include "runtime/sample.h"
 #include "runtime/sha256.h"
 #include "runtime/util.h"
@@ -208,69 +206,6 @@ static db_image *run_once(const char *what, db_image *page)
     CHECK(st == DB_OK, "%s: %s", what, db_error_message());
     db_context_close(ctx);
     return out;
-}
-
-typedef struct twin_run {
-    db_context *ctx;
-    const db_image *page, *want;
-    int same; /* runs that gave `want` */
-} twin_run;
-
-static void *run_four(void *arg)
-{
-    twin_run *t = arg;
-    const db_algo *algo = db_algo_find("sauvola");
-    db_job job;
-    db_job_defaults(algo, &job);
-    job.params[0] = 15;
-    db_map map;
-    db_map_parse(algo, "gpu,cpu,gpu", &map);
-    for (int i = 0; i < 4; i++) {
-        db_image *out = NULL;
-        if (db_run(t->ctx, algo, &map, &job, t->page, &out, NULL, NULL) == DB_OK &&
-            !memcmp(out->data, t->want->data, (size_t)t->want->width * (size_t)t->want->height))
-            t->same++;
-        db_image_free(out);
-    }
-    return NULL;
-}
-
-/* A twin (a batch's further lane) shares its source's OpenCL contexts, not its
-** queues; both run at once on two threads and give the source's image, and the
-** twin outlives the source. */
-static void test_twin(void)
-{
-    db_image *page = db_sample_page(200, 150, 11);
-    db_context *ctx = test_open_context();
-    twin_run a = {.ctx = ctx, .page = page};
-    a.want = run_once("twin's source", page);
-    db_context *twin = NULL;
-    CHECK(db_context_twin(ctx, &twin) == DB_OK, "db_context_twin: %s", db_error_message());
-    if (!twin || !a.want) {
-        db_context_close(ctx);
-        db_image_free(page);
-        return;
-    }
-    for (int r = 0; r < DB_ROLE_COUNT; r++) {
-        const db_device *d = ctx->role[r], *e = twin->role[r];
-        CHECK(e && e->context == d->context && e->compute != d->compute && e->transfer != d->transfer,
-              "the twin's %s role must share the OpenCL context and have queues of its own", db_role_name(r));
-    }
-    twin_run b = {.ctx = twin, .page = page, .want = a.want};
-    pthread_t tid;
-    bool started = pthread_create(&tid, NULL, run_four, &b) == 0;
-    run_four(&a);
-    if (started)
-        pthread_join(tid, NULL);
-    CHECK(started && a.same == 4 && b.same == 4, "side by side: %d and %d of 4 runs gave the source's image",
-          a.same, b.same);
-    db_context_close(ctx);
-    b.same = 0;
-    run_four(&b);
-    CHECK(b.same == 4, "the twin after its source closed: %d of 4 runs gave the image", b.same);
-    db_context_close(twin);
-    db_image_free((db_image *)a.want);
-    db_image_free(page);
 }
 
 static void test_cache(const char *dir)
@@ -498,7 +433,6 @@ int main(void)
     db_context_close(ctx);
     test_host_stage();
     test_cache(cache);
-    test_twin();
     test_build_failure(tmp);
     char cmd[4300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
