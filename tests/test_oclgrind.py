@@ -34,6 +34,18 @@ def write_png(path, w, h):
     write(path, png_bytes(w, h, rows))
 
 
+def simulate(args, out, ref, label, reference, env, timeout=900):
+    """Runs oclgrind with `args`, which write `out`: no diagnostic, and `out` equals `ref` (made by
+    `reference`). Prints one line; returns 1 on failure."""
+    p = subprocess.run(args, capture_output=True, text=True, env=env, timeout=timeout)
+    ok = p.returncode == 0 and not p.stderr.strip()
+    same = ok and open(out, 'rb').read() == open(ref, 'rb').read()
+    print(f'{"ok  " if ok and same else "FAIL"} {label}'
+          + ('' if ok else f': exit {p.returncode}\n{p.stderr[:2000]}')
+          + ('' if same or not ok else f': image differs from {reference}'))
+    return int(not (ok and same))
+
+
 def kernels(oclgrind, tmp, src, env):
     """Every binarization kernel with both roles on the simulator, then the Group 4 coding kernels."""
     failures = 0
@@ -56,15 +68,9 @@ def kernels(oclgrind, tmp, src, env):
             continue
         for role in ('cpu', 'gpu'):
             out = os.path.join(tmp, f'{algo}-{role}.pgm')
-            p = subprocess.run([oclgrind, '--data-races', '--check-api', DOCBIN, '--algo', algo, '--map', role,
-                                '--depth', '8', *extra, src, '-o', out],
-                               capture_output=True, text=True, env=env, timeout=600)
-            ok = p.returncode == 0 and not p.stderr.strip()
-            same = ok and open(out, 'rb').read() == open(ref, 'rb').read()
-            print(f'{"ok  " if ok and same else "FAIL"} {algo} {variant or "-"} map {role}'
-                  + ('' if ok else f': exit {p.returncode}\n{p.stderr[:2000]}')
-                  + ('' if same or not ok else ': image differs from PoCL'))
-            failures += not (ok and same)
+            failures += simulate([oclgrind, '--data-races', '--check-api', DOCBIN, '--algo', algo, '--map', role,
+                                  '--depth', '8', *extra, src, '-o', out], out, ref,
+                                 f'{algo} {variant or "-"} map {role}', 'PoCL', env, timeout=600)
     # Group 4 coding on the device: the stream of every page test_g4 makes.
     p = subprocess.run([oclgrind, '--data-races', '--check-api', TEST_G4], capture_output=True, text=True,
                        timeout=900, env=dict(env, DOCBIN_GPU_DEVICE='oclgrind', DOCBIN_CPU_DEVICE='oclgrind'))
@@ -89,15 +95,9 @@ def howe(oclgrind, tmp, src, env):
         failures += 1
     for kernels in ('global', 'tiles') if p.returncode == 0 else ():
         out = os.path.join(tmp, f'howe-{kernels}.pgm')
-        p = subprocess.run([oclgrind, '--check-api', DOCBIN, '--algo', 'howe', '--map', 'gpu', '--depth', '8',
-                            howe_src, '-o', out], capture_output=True, text=True, timeout=900,
-                           env=dict(env, DOCBIN_PUSHRELABEL=kernels))
-        ok = p.returncode == 0 and not p.stderr.strip()
-        same = ok and open(out, 'rb').read() == open(ref, 'rb').read()
-        print(f'{"ok  " if ok and same else "FAIL"} howe {kernels} map gpu'
-              + ('' if ok else f': exit {p.returncode}\n{p.stderr[:2000]}')
-              + ('' if same or not ok else ': image differs from the cpu cut'))
-        failures += not (ok and same)
+        failures += simulate([oclgrind, '--check-api', DOCBIN, '--algo', 'howe', '--map', 'gpu', '--depth', '8',
+                              howe_src, '-o', out], out, ref, f'howe {kernels} map gpu', 'the cpu cut',
+                             dict(env, DOCBIN_PUSHRELABEL=kernels))
     return failures
 
 
@@ -120,16 +120,10 @@ def howe_auto(oclgrind, tmp, src, env):
             failures += 1
             continue
         out = os.path.join(tmp, f'{algo}-out.pgm')
-        p = subprocess.run([oclgrind, *checks, '--check-api', DOCBIN, '--algo', algo, '--map', m, '--depth', '8',
-                            *extra, src, '-o', out], capture_output=True, text=True, timeout=1500,
-                           env=dict(env, **more_env))
-        ok = p.returncode == 0 and not p.stderr.strip()
-        same = ok and open(out, 'rb').read() == open(ref, 'rb').read()
-        print(f'{"ok  " if ok and same else "FAIL"} {algo} {" ".join(extra) or "-"} map {m} '
-              f'{more_env.get("DOCBIN_PUSHRELABEL", "")}'
-              + ('' if ok else f': exit {p.returncode}\n{p.stderr[:2000]}')
-              + ('' if same or not ok else ': image differs from the all-cpu map on PoCL'))
-        failures += not (ok and same)
+        failures += simulate([oclgrind, *checks, '--check-api', DOCBIN, '--algo', algo, '--map', m, '--depth', '8',
+                              *extra, src, '-o', out], out, ref,
+                             f'{algo} {" ".join(extra) or "-"} map {m} {more_env.get("DOCBIN_PUSHRELABEL", "")}',
+                             'the all-cpu map on PoCL', dict(env, **more_env), timeout=1500)
     return failures
 
 
